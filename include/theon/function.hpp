@@ -1,0 +1,57 @@
+// function(): compiles a graph into a callable.
+//
+//   Function f = function({x}, {y});
+//   std::vector<Array> out = f({Array::randn({100, 10}, 3)});
+//   Function g = function({x}, {y}, {.updates = {{b, b + 1.0}}, .mode = "fast_run"});
+//
+// Calls check the inputs (count, dtype: no lossy downcast, rank, static dims), run, and only
+// then commit updates, all at once: a call that throws leaves every shared variable as it
+// was. Outputs never alias the function's internal buffers, its inputs or shared values.
+// A Function may be called from several threads at once: each call runs in its own
+// execution state (taken from a pool) and updates commit under one lock per call.
+#pragma once
+#include <theon/array.hpp>
+#include <theon/var.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace theon {
+
+namespace detail {
+class FunctionImpl;
+}
+
+struct FunctionOptions {
+  /// (shared variable, new value expression): applied after the outputs are computed.
+  std::vector<std::pair<SharedVar, Var>> updates = {};
+  /// (variable, replacement): e.g. {x, X[i*B:(i+1)*B]} for Theano's minibatch idiom.
+  std::vector<std::pair<Var, Var>> givens = {};
+  std::string mode = "";  // "" = config().mode
+  std::string name = "";
+  std::string on_unused_input = "raise";  // raise | warn | ignore
+  bool allow_input_downcast = false;      // accept lossy casts of inputs
+};
+
+class Function {
+ public:
+  Function() = default;
+  explicit Function(std::shared_ptr<detail::FunctionImpl> impl) : impl_(std::move(impl)) {}
+
+  std::vector<Array> operator()(const std::vector<Array>& inputs = {}) const;
+  const std::string& name() const;
+  /// Every node of the compiled program with its device and why it was placed there.
+  std::string explain() const;
+  /// The optimized graph, as debugprint prints it.
+  std::string debugprint() const;
+  const std::shared_ptr<detail::FunctionImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::FunctionImpl> impl_;
+};
+
+Function function(const std::vector<Var>& inputs, const std::vector<Var>& outputs, const FunctionOptions& options = {});
+
+}  // namespace theon

@@ -1,0 +1,149 @@
+// tensor::: Theano's tensor module in C++: variable constructors and every op builder.
+//
+//   Var x = tensor::matrix("x");                 // floatX, shape (?, ?)
+//   Var i = tensor::ivector("i");                // int32
+//   Var y = tensor::sum(tensor::exp(x), {1});    // reduce axis 1
+//   Var p = tensor::softmax(tensor::dot(x, w) + b);
+#pragma once
+#include <theon/var.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace theon::tensor {
+
+// ---- variables (dtype defaults to config().floatX at the time of the call) ----
+Var scalar(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
+Var vector(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
+Var matrix(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
+Var tensor3(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
+Var tensor4(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
+/// Any rank: `shape` gives static sizes (-1 unknown, 1 = broadcastable).
+Var tensor(DType dtype, const std::vector<int64_t>& shape, const std::string& name = "");
+// Typed forms, as in Theano: f = float32, d = float64, b = int8, w = int16, i = int32, l = int64.
+#define THEON_TYPED_VARS(prefix)                                            \
+  Var prefix##scalar(const std::string& name = "");                         \
+  Var prefix##vector(const std::string& name = "");                         \
+  Var prefix##matrix(const std::string& name = "");                         \
+  Var prefix##tensor3(const std::string& name = "");                        \
+  Var prefix##tensor4(const std::string& name = "");
+THEON_TYPED_VARS(f)
+THEON_TYPED_VARS(d)
+THEON_TYPED_VARS(b)
+THEON_TYPED_VARS(w)
+THEON_TYPED_VARS(i)
+THEON_TYPED_VARS(l)
+#undef THEON_TYPED_VARS
+
+// ---- elementwise (NumPy broadcasting, NEP 50 promotion) ----
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var true_div(const Var& a, const Var& b);
+Var floor_div(const Var& a, const Var& b);
+Var mod(const Var& a, const Var& b);
+Var pow(const Var& a, const Var& b);
+Var neg(const Var& a);
+Var abs(const Var& a);
+Var sign(const Var& a);
+Var sqr(const Var& a);
+Var lt(const Var& a, const Var& b);
+Var gt(const Var& a, const Var& b);
+Var le(const Var& a, const Var& b);
+Var ge(const Var& a, const Var& b);
+Var eq(const Var& a, const Var& b);
+Var neq(const Var& a, const Var& b);
+Var and_(const Var& a, const Var& b);
+Var or_(const Var& a, const Var& b);
+Var xor_(const Var& a, const Var& b);
+Var invert(const Var& a);  // logical not for bool, bitwise for integers
+Var exp(const Var& a);
+Var log(const Var& a);
+Var log1p(const Var& a);
+Var expm1(const Var& a);
+Var sqrt(const Var& a);
+Var tanh(const Var& a);
+Var sigmoid(const Var& a);
+Var softplus(const Var& a);
+Var sin(const Var& a);
+Var cos(const Var& a);
+Var relu(const Var& a);
+Var maximum(const Var& a, const Var& b);
+Var minimum(const Var& a, const Var& b);
+Var clip(const Var& x, const Var& lo, const Var& hi);
+/// switch(cond, a, b): a where cond is true, else b (Theano's T.switch; numpy.where).
+Var switch_(const Var& cond, const Var& a, const Var& b);
+Var where(const Var& cond, const Var& a, const Var& b);
+Var cast(const Var& x, DType dtype);
+
+// ---- reductions (axis std::nullopt = all axes; negative axes count from the end) ----
+using Axes = std::optional<std::vector<int>>;
+Var sum(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var mean(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var prod(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var max(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var min(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var any(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+Var all(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+/// Index of the maximum along one axis (std::nullopt: of the flattened tensor); int64.
+Var argmax(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Var argmin(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+
+// ---- products ----
+/// Vectors and matrices (Theano's dot).
+Var dot(const Var& a, const Var& b);
+/// numpy.matmul: batched over leading dims, which broadcast; vectors promoted as NumPy does.
+Var matmul(const Var& a, const Var& b);
+
+// ---- shape ----
+Var transpose(const Var& x, std::vector<int> axes = {});
+Var dimshuffle(const Var& x, const std::vector<int>& pattern);
+/// One entry may be -1 (inferred). The symbolic form takes an int64 vector.
+Var reshape(const Var& x, const std::vector<int64_t>& shape);
+Var reshape(const Var& x, const Var& shape);
+/// Keeps the first ndim-1 dims and flattens the rest (Theano's flatten(ndim)).
+Var flatten(const Var& x, int ndim = 1);
+Var broadcast_to(const Var& x, const std::vector<int64_t>& shape);
+Var concatenate(const std::vector<Var>& xs, int axis = 0);
+Var stack(const std::vector<Var>& xs, int axis = 0);
+/// The shape as an int64 vector; size as an int64 scalar.
+Var shape(const Var& x);
+Var size(const Var& x);
+
+// ---- indexing ----
+/// x[indices]: basic slicing (bounds may be symbolic scalars) and integer-vector indexing.
+Var subtensor(const Var& x, const std::vector<Index>& indices);
+/// numpy.take(x, indices, axis): out-of-range indices raise IndexError at call time.
+Var take(const Var& x, const Var& indices, int axis = 0);
+/// Theano's set_subtensor(x[idx], y) / inc_subtensor(x[idx], y): `sub` must be an indexing
+/// result; returns a new tensor (x is not modified).
+Var set_subtensor(const Var& sub, const Var& y);
+Var inc_subtensor(const Var& sub, const Var& y);
+
+// ---- construction ----
+Var zeros_like(const Var& x, std::optional<DType> dtype = std::nullopt);
+Var ones_like(const Var& x, std::optional<DType> dtype = std::nullopt);
+/// A tensor of `shape` filled with scalar `value` (Theano's alloc); shape entries symbolic.
+Var alloc(const Var& value, const std::vector<Var>& shape);
+Var alloc(const Var& value, const std::vector<int64_t>& shape);
+
+// ---- neural-network ops (also in nnet::) ----
+Var softmax(const Var& x, int axis = -1);
+Var log_softmax(const Var& x, int axis = -1);
+/// Theano's categorical_crossentropy(coding_dist, true_dist): true_dist is an integer vector
+/// of class indices or a one-hot (probability) matrix; one value per row.
+Var categorical_crossentropy(const Var& coding_dist, const Var& true_dist);
+/// One-hot rows of length n for integer indices (dtype defaults to floatX).
+Var one_hot(const Var& indices, int64_t n, std::optional<DType> dtype = std::nullopt);
+
+}  // namespace theon::tensor
+
+namespace theon::nnet {
+using tensor::categorical_crossentropy;
+using tensor::log_softmax;
+using tensor::relu;
+using tensor::sigmoid;
+using tensor::softmax;
+using tensor::softplus;
+}  // namespace theon::nnet

@@ -1,0 +1,10 @@
+// Theon: a symbolic tensor compiler. Include this header for the whole C++ API.
+#pragma once
+#include <theon/array.hpp>
+#include <theon/config.hpp>
+#include <theon/dtype.hpp>
+#include <theon/error.hpp>
+#include <theon/function.hpp>
+#include <theon/printing.hpp>
+#include <theon/tensor.hpp>
+#include <theon/var.hpp>

@@ -1,0 +1,39 @@
+// function(), Function and debugprint: the public face of exec/ and graph/print.
+#include <theon/function.hpp>
+#include <theon/printing.hpp>
+
+#include "exec/function_impl.hpp"
+#include "graph/print.hpp"
+
+#include <theon/error.hpp>
+
+namespace theon {
+
+Function function(const std::vector<Var>& inputs, const std::vector<Var>& outputs, const FunctionOptions& options) {
+  return Function(std::make_shared<detail::FunctionImpl>(inputs, outputs, options));
+}
+
+namespace {
+detail::FunctionImpl& need(const std::shared_ptr<detail::FunctionImpl>& impl) {
+  if (!impl) throw ValueError("use of an empty Function (made by Function() rather than function())");
+  return *impl;
+}
+}  // namespace
+
+std::vector<Array> Function::operator()(const std::vector<Array>& inputs) const { return need(impl_).call(inputs); }
+const std::string& Function::name() const { return need(impl_).name(); }
+std::string Function::explain() const { return need(impl_).explain(); }
+std::string Function::debugprint() const { return need(impl_).debugprint(); }
+
+std::string debugprint(const Var& var) { return debugprint(std::vector<Var>{var}); }
+std::string debugprint(const std::vector<Var>& vars) {
+  std::vector<graph::VarPtr> nodes;
+  for (auto& v : vars) {
+    if (!v.defined()) throw ValueError("debugprint: undefined Var");
+    nodes.push_back(v.node());
+  }
+  return graph::debugprint(nodes);
+}
+std::string debugprint(const Function& f) { return f.debugprint(); }
+
+}  // namespace theon

@@ -1,0 +1,117 @@
+// Var, SharedVar and the operators: thin wrappers over the op builders in src/ops/.
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+#include <theon/tensor.hpp>
+#include <theon/var.hpp>
+
+#include "graph/node.hpp"
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+
+namespace theon {
+
+using graph::VarPtr;
+
+namespace {
+const VarPtr& need(const Var& v, const char* what) {
+  if (!v.defined()) throw ValueError(std::string(what) + ": use of an undefined Var");
+  return v.node();
+}
+}  // namespace
+
+Bound::Bound(const Var& v) : var(need(v, "slice bound")) {}
+
+Index::Index(const Var& v) {
+  const VarPtr& n = need(v, "index");
+  if (n->type.ndim() == 0) scalar.var = n;
+  else array = n;
+}
+
+std::string Var::name() const { return need(*this, "Var::name")->name; }
+Var& Var::set_name(const std::string& name) {
+  need(*this, "Var::set_name")->name = name;
+  return *this;
+}
+DType Var::dtype() const { return need(*this, "Var::dtype")->type.dtype; }
+int Var::ndim() const { return need(*this, "Var::ndim")->type.ndim(); }
+std::vector<bool> Var::broadcastable() const {
+  std::vector<bool> b;
+  for (int64_t d : need(*this, "Var::broadcastable")->type.dims) b.push_back(d == 1);
+  return b;
+}
+std::vector<int64_t> Var::static_shape() const { return need(*this, "Var::static_shape")->type.dims; }
+std::string Var::type_str() const { return need(*this, "Var::type_str")->type.str(); }
+
+Var Var::T() const { return Var(ops::transpose(need(*this, "Var::T"))); }
+Var Var::transpose(std::vector<int> axes) const { return Var(ops::transpose(need(*this, "transpose"), std::move(axes))); }
+Var Var::dimshuffle(const std::vector<int>& pattern) const {
+  return Var(ops::dimshuffle(need(*this, "dimshuffle"), pattern));
+}
+Var Var::astype(DType dtype) const { return Var(ops::cast(need(*this, "astype"), dtype)); }
+
+Var literal(double value, bool integral) { return Var(ops::literal(value, integral)); }
+Var constant(const Array& value, const std::string& name) { return Var(ops::constant(value.copy(), name)); }
+
+SharedVar shared(const Array& value, const std::string& name, const SharedOptions& options) {
+  if (!value.defined()) throw ValueError("shared('" + name + "'): the value is an undefined Array");
+  require_supported(value.dtype(), "shared('" + name + "')");
+  auto storage = std::make_shared<graph::SharedStorage>();
+  storage->value = options.borrow ? value : value.copy();
+  graph::TensorType t;
+  t.dtype = value.dtype();
+  t.dims.assign(value.ndim(), graph::kUnknownDim);
+  if (!options.broadcastable.empty()) {
+    if (static_cast<int>(options.broadcastable.size()) != value.ndim())
+      throw ShapeError("shared('" + name + "'): broadcastable has " + std::to_string(options.broadcastable.size()) +
+                       " entries for a value of shape " + shape_str(value.shape()));
+    for (int d = 0; d < value.ndim(); ++d)
+      if (options.broadcastable[d]) {
+        if (value.shape()[d] != 1)
+          throw ShapeError("shared('" + name + "'): dim " + std::to_string(d) +
+                           " is declared broadcastable but the value has shape " + shape_str(value.shape()));
+        t.dims[d] = 1;
+      }
+  }
+  if (!options.target.empty() && options.target != "cpu")
+    throw NotImplementedError("shared('" + name + "', target='" + options.target +
+                              "'): contexts are not available yet (only target='cpu')");
+  return SharedVar(graph::Variable::make_shared(storage, t, name));
+}
+
+Array SharedVar::get_value(bool borrow) const {
+  const VarPtr& v = need(*this, "SharedVar::get_value");
+  Array a = v->storage->get();
+  return borrow ? a : a.copy();
+}
+
+void SharedVar::set_value(const Array& value, bool borrow) {
+  const VarPtr& v = need(*this, "SharedVar::set_value");
+  const std::string what = "set_value of shared variable '" + v->label() + "' (" + v->type.str() + ")";
+  if (!value.defined()) throw ValueError(what + ": undefined Array");
+  if (value.ndim() != v->type.ndim())
+    throw TypeError(what + ": expected rank " + std::to_string(v->type.ndim()) + ", got shape " +
+                    shape_str(value.shape()));
+  if (!v->type.accepts(value.shape()))
+    throw ShapeError(what + ": static shape does not accept shape " + shape_str(value.shape()));
+  if (value.dtype() != v->type.dtype)
+    throw TypeError(what + ": expected dtype " + std::string(dtype_name(v->type.dtype)) + ", got " +
+                    std::string(dtype_name(value.dtype())));
+  v->storage->set(borrow ? value : value.copy());
+}
+
+Var operator+(const Var& a, const Var& b) { return tensor::add(a, b); }
+Var operator-(const Var& a, const Var& b) { return tensor::sub(a, b); }
+Var operator*(const Var& a, const Var& b) { return tensor::mul(a, b); }
+Var operator/(const Var& a, const Var& b) { return tensor::true_div(a, b); }
+Var operator%(const Var& a, const Var& b) { return tensor::mod(a, b); }
+Var operator-(const Var& a) { return tensor::neg(a); }
+Var operator<(const Var& a, const Var& b) { return tensor::lt(a, b); }
+Var operator>(const Var& a, const Var& b) { return tensor::gt(a, b); }
+Var operator<=(const Var& a, const Var& b) { return tensor::le(a, b); }
+Var operator>=(const Var& a, const Var& b) { return tensor::ge(a, b); }
+Var operator&(const Var& a, const Var& b) { return tensor::and_(a, b); }
+Var operator|(const Var& a, const Var& b) { return tensor::or_(a, b); }
+Var operator^(const Var& a, const Var& b) { return tensor::xor_(a, b); }
+Var operator~(const Var& a) { return tensor::invert(a); }
+
+}  // namespace theon

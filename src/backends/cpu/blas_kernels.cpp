@@ -1,0 +1,90 @@
+// Matrix products on the CPU. float32 goes through oneDNN (Debian's OpenBLAS 0.3.21 misdetects
+// recent CPUs and runs 4-6x slower, see docs/ARCHITECTURE.md), float64 through CBLAS, and
+// integers through the op's exact reference loop.
+#include "backends/cpu/cpu_backend.hpp"
+#include "ops/blas.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+
+#ifdef THEON_HAVE_DNNL
+#include <dnnl.h>
+#endif
+#ifdef THEON_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+namespace theon::backends::cpu {
+namespace {
+
+// A 2-d operand as BLAS sees it: row-major with leading dimension `ld`, or transposed.
+struct Operand {
+  bool trans = false;
+  int64_t ld = 0;
+  bool ok = false;
+};
+
+// Expresses an (rows, cols) view with element strides (rs, cs) as a row-major BLAS operand,
+// transposed when its memory is column-major. Strides of size-1 dims do not matter.
+Operand as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  const bool row1 = rows <= 1, col1 = cols <= 1;
+  const int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
+  if ((col1 || cs == 1) && (row1 || rs >= c)) return {false, row1 ? c : rs, true};
+  if ((row1 || rs == 1) && (col1 || cs >= r)) return {true, col1 ? r : cs, true};
+  return {};
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  std::string name() const override {
+#ifdef THEON_HAVE_DNNL
+    return "onednn/cblas";
+#else
+    return "cblas";
+#endif
+  }
+
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const Array &a = inputs[0], &b = inputs[1];
+    Array& out = outputs[0];
+    ops::GemmShape g = ops::dot_geometry(node, a.shape(), b.shape());
+    if (g.m == 0 || g.n == 0) return;
+    if (g.k == 0) {
+      std::fill_n(static_cast<char*>(out.data()), out.nbytes(), 0);  // all-zero bits is 0 for floats
+      return;
+    }
+    const DType t = a.dtype();
+    if (t != DType::Float32 && t != DType::Float64) return node.op().perform(node, inputs, outputs);
+    Operand oa = as_blas(g.m, g.k, a.ndim() == 2 ? a.strides()[0] : g.k, a.strides().back());
+    Operand ob = as_blas(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
+    if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
+      return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
+    if (t == DType::Float32) {
+#ifdef THEON_HAVE_DNNL
+      dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', g.m, g.n, g.k, 1.0f, a.data<float>(),
+                                    oa.ld, b.data<float>(), ob.ld, 0.0f, out.data<float>(), g.n);
+      if (st != dnnl_success) throw InternalError(node.describe() + ": oneDNN sgemm failed with status " + std::to_string(st));
+      return;
+#elif defined(THEON_HAVE_CBLAS)
+      cblas_sgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, g.m, g.n,
+                  g.k, 1.0f, a.data<float>(), oa.ld, b.data<float>(), ob.ld, 0.0f, out.data<float>(), g.n);
+      return;
+#endif
+    } else {
+#ifdef THEON_HAVE_CBLAS
+      cblas_dgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, g.m, g.n,
+                  g.k, 1.0, a.data<double>(), oa.ld, b.data<double>(), ob.ld, 0.0, out.data<double>(), g.n);
+      return;
+#endif
+    }
+    node.op().perform(node, inputs, outputs);
+  }
+};
+
+}  // namespace
+
+void register_blas_kernels(CpuBackend& backend) { backend.register_kernel("Dot", std::make_unique<GemmKernel>()); }
+
+}  // namespace theon::backends::cpu

@@ -1,0 +1,43 @@
+#include "backends/cpu/cpu_backend.hpp"
+
+namespace theon::backends::cpu {
+namespace {
+
+class ReferenceKernel final : public Kernel {
+ public:
+  std::string name() const override { return "reference"; }
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    node.op().perform(node, inputs, outputs);
+  }
+};
+
+}  // namespace
+
+CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) { register_blas_kernels(*this); }
+
+Support CpuBackend::supports(const graph::Apply&) const { return {true, ""}; }
+
+const Kernel& CpuBackend::kernel(const graph::Apply& node) const {
+  auto it = kernels_.find(node.op().name());
+  return it == kernels_.end() ? *reference_ : *it->second;
+}
+
+void CpuBackend::register_kernel(const std::string& op_name, std::unique_ptr<Kernel> kernel) {
+  kernels_[op_name] = std::move(kernel);
+}
+
+}  // namespace theon::backends::cpu
+
+namespace theon::backends {
+
+Backend& cpu_backend() {
+  static cpu::CpuBackend backend;
+  return backend;
+}
+
+Support cuda_available() {
+  return {false, "Theon was built without its CUDA backend (it has not been written yet)"};
+}
+
+}  // namespace theon::backends

@@ -1,0 +1,31 @@
+// The CPU backend: a kernel per op family, registered explicitly (static registrars vanish
+// from static libraries). Families without a specialised kernel run the op's reference
+// perform(), which is written to be correct first and reasonably fast.
+#pragma once
+#include "backends/backend.hpp"
+
+#include <map>
+#include <memory>
+
+namespace theon::backends::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  std::string name() const override { return "cpu"; }
+  Support available() const override { return {true, ""}; }
+  Support supports(const graph::Apply& node) const override;
+  const Kernel& kernel(const graph::Apply& node) const override;
+
+  /// Registers `kernel` for every node whose op name() is `op_name`.
+  void register_kernel(const std::string& op_name, std::unique_ptr<Kernel> kernel);
+
+ private:
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::unique_ptr<Kernel> reference_;
+};
+
+/// Kernels for matrix products (oneDNN for float32, CBLAS for float64, loops for integers).
+void register_blas_kernels(CpuBackend& backend);
+
+}  // namespace theon::backends::cpu

@@ -1,0 +1,50 @@
+// Program: a FunctionGraph lowered for execution. Every variable gets a slot; each node
+// becomes a thunk with its backend kernel, its device and the slots it reads and writes;
+// each thunk lists the slots whose last reader it is, so the executor can recycle their
+// buffers as soon as they are dead (the memory plan).
+#pragma once
+#include "backends/backend.hpp"
+#include "graph/function_graph.hpp"
+#include "rewrite/pipeline.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace theon::compile {
+
+struct Thunk {
+  graph::ApplyPtr node;
+  const backends::Kernel* kernel = nullptr;
+  std::string device;  // "cpu", later "cuda0", ...
+  std::string reason;  // why it was placed there (explain())
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::vector<int> release;  // slots dead after this thunk
+};
+
+struct Program {
+  std::shared_ptr<graph::FunctionGraph> fgraph;
+  int num_slots = 0;
+  std::vector<int> input_slots;                         // one per function input
+  std::vector<std::pair<int, graph::VarPtr>> leaves;    // constants and shared variables to load
+  std::vector<int> output_slots;                        // user outputs, then update values
+  std::vector<Thunk> thunks;
+  std::vector<rewrite::PassRecord> passes;              // what the optimizer did
+  std::string device;                                   // where the program runs
+  std::vector<std::string> fallback_notes;              // nodes that could not run where asked, and why
+};
+
+struct LowerOptions {
+  std::string mode = "fast_run";
+  std::string device = "cpu";
+  std::string on_fallback = "warn";
+  std::string optimizer_including;
+  std::string optimizer_excluding;
+  std::string function_name;
+};
+
+/// Optimizes (per mode) and lowers a FunctionGraph: placement, kernels, slots, memory plan.
+std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, const LowerOptions& options);
+
+}  // namespace theon::compile

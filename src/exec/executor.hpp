@@ -1,0 +1,46 @@
+// The executor (VM): runs a Program's thunks in order on bound inputs, allocating outputs
+// from a buffer pool and recycling each intermediate as soon as its last reader has run.
+#pragma once
+#include "compile/program.hpp"
+
+#include <theon/array.hpp>
+
+#include <map>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+namespace theon::detail {
+
+/// Host buffers recycled between the nodes of a call and across calls.
+class BufferPool {
+ public:
+  Array allocate(const Shape& shape, DType dtype);
+  /// Gives `a`'s buffer back if this call made it and nothing else holds it.
+  void recycle(Array& a);
+  /// Did this call allocate the buffer?
+  bool owned(const Array& a) const { return a.buffer() && owned_.count(a.buffer().get()); }
+  void end_call() { owned_.clear(); }
+  size_t live_bytes() const { return live_bytes_; }
+  size_t peak_bytes() const { return peak_bytes_; }
+
+ private:
+  std::multimap<size_t, std::shared_ptr<Buffer>> free_;
+  std::unordered_set<const Buffer*> owned_;
+  size_t free_bytes_ = 0;
+  size_t live_bytes_ = 0;
+  size_t peak_bytes_ = 0;
+};
+
+/// Per-call scratch: slots and the pool. One per concurrent call of a Program.
+struct ExecState {
+  std::vector<Array> slots;
+  BufferPool pool;
+};
+
+/// Runs `program`; returns the values of its output slots (user outputs, then updates).
+/// Errors from a node get the node, its inputs' names and shapes, and `function_label`.
+std::vector<Array> execute(const compile::Program& program, ExecState& state, const std::vector<Array>& inputs,
+                           const std::string& function_label);
+
+}  // namespace theon::detail

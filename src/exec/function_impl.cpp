@@ -1,0 +1,228 @@
+#include "exec/function_impl.hpp"
+
+#include "graph/print.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include <iostream>
+#include <shared_mutex>
+#include <sstream>
+#include <unordered_set>
+
+namespace theon::detail {
+
+namespace {
+
+// Reads of shared values (at call start) share this lock; commits of updates take it
+// exclusively, so a call sees either all or none of another call's updates.
+std::shared_mutex& commit_lock() {
+  static std::shared_mutex m;
+  return m;
+}
+
+std::string names_of(const std::vector<graph::VarPtr>& vars) {
+  std::string s;
+  for (size_t i = 0; i < vars.size(); ++i) s += (i ? ", " : "") + vars[i]->label();
+  return s;
+}
+
+}  // namespace
+
+FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                           const FunctionOptions& options)
+    : name_(options.name), allow_input_downcast_(options.allow_input_downcast) {
+  const Config& cfg = config();  // read now, when the function is compiled
+  lower_options_.mode = canonical_mode(options.mode.empty() ? cfg.mode : options.mode);
+  lower_options_.device = cfg.device;
+  lower_options_.on_fallback = cfg.on_fallback;
+  lower_options_.optimizer_including = cfg.optimizer_including;
+  lower_options_.optimizer_excluding = cfg.optimizer_excluding;
+  lower_options_.function_name = name_;
+  if (options.on_unused_input != "raise" && options.on_unused_input != "warn" && options.on_unused_input != "ignore")
+    throw ValueError(label() + ": on_unused_input must be raise, warn or ignore, got '" + options.on_unused_input + "'");
+
+  for (auto& v : inputs) {
+    if (!v.defined()) throw ValueError(label() + ": an input Var is undefined");
+    inputs_.push_back(v.node());
+  }
+  for (auto& v : outputs) {
+    if (!v.defined()) throw ValueError(label() + ": an output Var is undefined");
+    outputs_.push_back(v.node());
+  }
+  num_user_outputs_ = outputs_.size();
+  std::unordered_set<const graph::SharedStorage*> updated;
+  for (auto& [target, value] : options.updates) {
+    if (!target.defined() || !value.defined()) throw ValueError(label() + ": an update has an undefined Var");
+    const auto& t = target.node();
+    const auto& v = value.node();
+    if (t->kind != graph::VarKind::Shared)
+      throw TypeError(label() + ": update target '" + t->label() + "' is not a shared variable");
+    if (!updated.insert(t->storage.get()).second)
+      throw ValueError(label() + ": shared variable '" + t->label() + "' is updated twice");
+    if (v->type.dtype != t->type.dtype || v->type.ndim() != t->type.ndim())
+      throw TypeError(label() + ": the update of '" + t->label() + "' (" + t->type.str() + ") has type " +
+                      v->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
+    outputs_.push_back(v);
+    update_targets_.push_back(t->storage);
+  }
+  for (auto& [old_v, new_v] : options.givens) {
+    if (!old_v.defined() || !new_v.defined()) throw ValueError(label() + ": a givens entry has an undefined Var");
+    givens_.push_back({old_v.node(), new_v.node()});
+  }
+
+  // Build the graph once now so that missing inputs and bad givens fail at compile time.
+  graph::FunctionGraph probe(inputs_, outputs_, givens_);
+  if (options.on_unused_input != "ignore") {
+    std::unordered_set<const graph::Variable*> used;
+    for (auto& node : probe.nodes())
+      for (auto& in : node->inputs()) used.insert(in.get());
+    for (auto& o : probe.outputs()) used.insert(o.get());
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (!used.count(probe.inputs()[i].get())) {
+        std::string msg = label() + ": input " + std::to_string(i) + " ('" + inputs_[i]->label() +
+                          "') is not used to compute the outputs or updates (pass on_unused_input=\"ignore\" "
+                          "or \"warn\" to allow this)";
+        if (options.on_unused_input == "raise") throw ValueError(msg);
+        std::cerr << "theon: warning: " << msg << "\n";
+      }
+  }
+}
+
+std::vector<Array> FunctionImpl::check_inputs(const std::vector<Array>& given) const {
+  if (given.size() != inputs_.size())
+    throw TypeError(label() + ": expected " + std::to_string(inputs_.size()) + " input(s) (" + names_of(inputs_) +
+                    "), got " + std::to_string(given.size()));
+  std::vector<Array> bound;
+  for (size_t i = 0; i < given.size(); ++i) {
+    const graph::TensorType& t = inputs_[i]->type;
+    const std::string what = label() + ", input " + std::to_string(i) + " ('" + inputs_[i]->label() + "', " +
+                              t.str() + ")";
+    const Array& a = given[i];
+    if (!a.defined()) throw ValueError(what + ": got an undefined Array");
+    if (a.ndim() != t.ndim())
+      throw TypeError(what + ": expected rank " + std::to_string(t.ndim()) + ", got an array of shape " +
+                      shape_str(a.shape()));
+    if (!t.accepts(a.shape()))
+      throw ShapeError(what + ": static shape does not accept an array of shape " + shape_str(a.shape()));
+    if (a.dtype() == t.dtype) {
+      bound.push_back(a);
+    } else if (can_cast_safely(a.dtype(), t.dtype) || allow_input_downcast_) {
+      bound.push_back(a.astype(t.dtype));
+    } else {
+      throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array; converting it to " +
+                      std::string(dtype_name(t.dtype)) +
+                      " could lose information (cast it first, or set allow_input_downcast)");
+    }
+  }
+  return bound;
+}
+
+std::shared_ptr<compile::Program> FunctionImpl::program_for(const std::vector<Shape>& shapes) {
+  std::string key;
+  for (auto& s : shapes) {
+    for (int64_t n : s) key += n == 1 ? '1' : '.';
+    key += '|';
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second.program;
+  }
+  auto fgraph = std::make_shared<graph::FunctionGraph>(inputs_, outputs_, givens_);
+  auto program = compile::lower(fgraph, lower_options_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = programs_.try_emplace(key);
+  if (inserted) it->second.program = program;
+  return it->second.program;
+}
+
+size_t FunctionImpl::num_programs() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return programs_.size();
+}
+
+std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
+  std::vector<Array> inputs = check_inputs(given);
+  std::vector<Shape> shapes;
+  for (auto& a : inputs) shapes.push_back(a.shape());
+  std::shared_ptr<compile::Program> program = program_for(shapes);
+
+  std::unique_ptr<ExecState> state;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [key, entry] : programs_)
+      if (entry.program == program && !entry.idle.empty()) {
+        state = std::move(entry.idle.back());
+        entry.idle.pop_back();
+        break;
+      }
+  }
+  if (!state) state = std::make_unique<ExecState>();
+
+  std::vector<Array> results;
+  try {
+    std::shared_lock<std::shared_mutex> read(commit_lock());
+    results = execute(*program, *state, inputs, label());
+  } catch (...) {
+    state->pool.end_call();
+    throw;  // nothing was committed: shared variables are unchanged
+  }
+  // Hand out only buffers this call made, each once: outputs never alias internal
+  // buffers, inputs, constants or shared values.
+  std::unordered_set<const Buffer*> handed;
+  for (auto& r : results) {
+    if (!state->pool.owned(r) || !handed.insert(r.buffer().get()).second) r = r.copy();
+    handed.insert(r.buffer().get());
+  }
+  state->pool.end_call();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [key, entry] : programs_)
+      if (entry.program == program) {
+        entry.idle.push_back(std::move(state));
+        break;
+      }
+  }
+  if (!update_targets_.empty()) {
+    std::unique_lock<std::shared_mutex> write(commit_lock());
+    for (size_t u = 0; u < update_targets_.size(); ++u) update_targets_[u]->set(results[num_user_outputs_ + u]);
+  }
+  results.resize(num_user_outputs_);
+  return results;
+}
+
+std::string FunctionImpl::explain() {
+  std::vector<Shape> generic;
+  for (auto& in : inputs_) {
+    Shape s;
+    for (int64_t d : in->type.dims) s.push_back(d < 0 ? 2 : d);
+    generic.push_back(s);
+  }
+  auto program = program_for(generic);
+  std::ostringstream os;
+  os << label() << ": " << program->thunks.size() << " nodes on " << program->device << ", mode "
+     << lower_options_.mode << ", " << num_programs() << " compiled program(s)\n";
+  for (auto& note : program->fallback_notes) os << "  fallback: " << note << "\n";
+  for (size_t i = 0; i < program->thunks.size(); ++i) {
+    auto& t = program->thunks[i];
+    os << "  " << i << "  " << t.node->describe() << " -> " << t.node->output_raw(0)->type.str() << "  [" << t.device
+       << ", kernel " << t.kernel->name() << "] " << t.reason << "\n";
+  }
+  os << "  transfers: none\n";
+  for (auto& p : program->passes) os << "  pass " << p.name << (p.changed ? " (changed)" : "") << "\n";
+  return os.str();
+}
+
+std::string FunctionImpl::debugprint() {
+  std::vector<Shape> generic;
+  for (auto& in : inputs_) {
+    Shape s;
+    for (int64_t d : in->type.dims) s.push_back(d < 0 ? 2 : d);
+    generic.push_back(s);
+  }
+  auto program = program_for(generic);
+  return graph::debugprint(program->fgraph->outputs());
+}
+
+}  // namespace theon::detail

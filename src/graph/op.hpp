@@ -1,0 +1,65 @@
+// The op contract. Each op is defined in ONE place (a file under src/ops/): its builder
+// validates inputs and infers types (make_node), and the class below gives its run-time
+// shape rule, reference implementation, gradient, aliasing and cost. Backends register
+// kernels for ops by name; an op never includes a backend.
+#pragma once
+#include "graph/node.hpp"
+
+#include <theon/array.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace theon::graph {
+
+/// An op's parameters as key/value text: equality and hashing (merge), printing, serialization.
+using OpProps = std::vector<std::pair<std::string, std::string>>;
+
+/// What placement and the profiler need to know about a node's work at given shapes.
+struct Cost {
+  double flops = 0;
+  double bytes = 0;  // minimal bytes read and written
+  int launches = 1;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+
+  /// The op's family name ("Elemwise", "Dot", "Sum"). Kernels are registered under it.
+  virtual std::string name() const = 0;
+  /// Parameters that distinguish two ops of the family (empty for parameterless ops).
+  virtual OpProps props() const { return {}; }
+  /// "Elemwise{add}" / "Sum{axes=(0,), keepdims=False}": what printing and errors show.
+  virtual std::string display() const;
+  bool equals(const Op& other) const { return name() == other.name() && props() == other.props(); }
+  size_t hash() const;
+
+  /// Output shapes for given input values. Most ops look only at input shapes; ops whose
+  /// output shape depends on an input's value (reshape, slicing bounds, alloc) read it here.
+  /// Throws ShapeError naming the op, the inputs' labels and the shapes at fault.
+  virtual std::vector<Shape> infer_shape(const Apply& node, const std::vector<Array>& inputs) const = 0;
+
+  /// The reference implementation. `outputs` arrive allocated (contiguous, the shapes of
+  /// infer_shape) except outputs listed in view_map, which perform sets to views itself.
+  virtual void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const = 0;
+
+  /// Gradient (Theano's L_op): the gradients of the cost with respect to each input, given
+  /// those with respect to each output (null where an output is unused). Null entries mean
+  /// "disconnected". Ops without one throw NotImplementedError naming themselves.
+  virtual std::vector<VarPtr> L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const;
+  /// Forward-mode slot (R_op), filled by ops as it is needed.
+  virtual std::vector<VarPtr> R_op(const Apply& node, const std::vector<VarPtr>& eval_points) const;
+
+  /// Output index -> the input index it is a view of.
+  virtual std::map<int, int> view_map() const { return {}; }
+  /// Output index -> the input index it overwrites (inplace variants).
+  virtual std::map<int, int> destroy_map() const { return {}; }
+  /// False for ops never merged or folded (random, transfer, print, collectives).
+  virtual bool pure() const { return true; }
+  virtual Cost cost(const Apply& node, const std::vector<Shape>& input_shapes) const;
+};
+
+}  // namespace theon::graph

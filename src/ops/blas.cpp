@@ -1,0 +1,83 @@
+#include "ops/blas.hpp"
+
+#include "ops/elemwise.hpp"
+#include "util/dispatch.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::VarPtr;
+
+VarPtr dot(const VarPtr& a_in, const VarPtr& b_in) {
+  const std::string what = "dot(" + a_in->label() + ", " + b_in->label() + ")";
+  const int na = a_in->type.ndim(), nb = b_in->type.ndim();
+  if (na < 1 || na > 2 || nb < 1 || nb > 2)
+    throw ShapeError(what + ": dot takes vectors and matrices (ranks " + std::to_string(na) + " and " +
+                     std::to_string(nb) + " given: " + a_in->type.str() + ", " + b_in->type.str() +
+                     "); use matmul for batches and multiplication for scalars");
+  DType t = result_type({{a_in->type.dtype, a_in->weak}, {b_in->type.dtype, b_in->weak}}, config().floatX);
+  require_supported(t, what);
+  if (t == DType::Bool) t = DType::Int64;  // NumPy gives bool; Theano-style sums of products are more useful
+  VarPtr a = cast(a_in, t), b = cast(b_in, t);
+  int64_t ka = a->type.dims[na - 1], kb = b->type.dims[nb == 2 ? 0 : 0];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    throw ShapeError(what + ": inner dimensions differ (" + a->type.str() + " . " + b->type.str() + ": " +
+                     std::to_string(ka) + " vs " + std::to_string(kb) + ")");
+  graph::TensorType out;
+  out.dtype = t;
+  if (na == 2) out.dims.push_back(a->type.dims[0]);
+  if (nb == 2) out.dims.push_back(b->type.dims[1]);
+  return graph::make_output(std::make_shared<Dot>(), {a, b}, out);
+}
+
+GemmShape dot_geometry(const Apply& node, const Shape& a, const Shape& b) {
+  int64_t m = a.size() == 2 ? a[0] : 1, k = a.back();
+  int64_t kb = b[0], n = b.size() == 2 ? b[1] : 1;
+  if (k != kb)
+    throw ShapeError(node.describe() + ": inner dimensions differ: " + node.input(0)->label() + " has shape " +
+                     shape_str(a) + ", " + node.input(1)->label() + " has shape " + shape_str(b) + " (" +
+                     std::to_string(k) + " vs " + std::to_string(kb) + ")");
+  return {m, n, k};
+}
+
+std::vector<Shape> Dot::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const Shape &a = inputs[0].shape(), &b = inputs[1].shape();
+  dot_geometry(node, a, b);
+  Shape out;
+  if (a.size() == 2) out.push_back(a[0]);
+  if (b.size() == 2) out.push_back(b[1]);
+  return {out};
+}
+
+void Dot::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array &a = inputs[0], &b = inputs[1];
+  GemmShape g = dot_geometry(node, a.shape(), b.shape());
+  // Strides as 2-d (m, k) and (k, n) views, whatever the vector cases.
+  int64_t a_rs = a.ndim() == 2 ? a.strides()[0] : 0, a_cs = a.strides().back();
+  int64_t b_rs = b.strides()[0], b_cs = b.ndim() == 2 ? b.strides()[1] : 0;
+  detail::visit_dtype(a.dtype(), [&]<class T>() {
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = outputs[0].data<T>();
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        Acc acc = 0;
+        for (int64_t p = 0; p < g.k; ++p) acc += Acc(pa[i * a_rs + p * a_cs]) * Acc(pb[p * b_rs + j * b_cs]);
+        po[i * g.n + j] = static_cast<T>(acc);
+      }
+  });
+}
+
+graph::Cost Dot::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);
+  GemmShape g = dot_geometry(node, input_shapes[0], input_shapes[1]);
+  c.flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
+  c.bytes += static_cast<double>(g.m * g.n * itemsize(node.input(0)->type.dtype));
+  return c;
+}
+
+}  // namespace theon::ops

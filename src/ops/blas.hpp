@@ -1,0 +1,28 @@
+// Dot: Theano's dot for vectors and matrices (vector.vector, matrix.vector, vector.matrix,
+// matrix.matrix). Integer products are exact (int64 accumulation, NumPy's wrap on store).
+// The CPU backend runs float32 through oneDNN and float64 through CBLAS; perform() is the
+// reference (double accumulation) the tests compare them with.
+#pragma once
+#include "graph/op.hpp"
+
+namespace theon::ops {
+
+class Dot final : public graph::Op {
+ public:
+  std::string name() const override { return "Dot"; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+};
+
+/// dot(a, b) for ranks 1 and 2 (operands promoted to a common dtype); higher ranks go to matmul.
+graph::VarPtr dot(const graph::VarPtr& a, const graph::VarPtr& b);
+
+/// Matrix-product geometry of a Dot node's inputs: out(m, n) = a(m, k) . b(k, n), with
+/// the vector cases as m == 1 / n == 1. Throws ShapeError naming the node and both shapes.
+struct GemmShape {
+  int64_t m, n, k;
+};
+GemmShape dot_geometry(const graph::Apply& node, const Shape& a, const Shape& b);
+
+}  // namespace theon::ops

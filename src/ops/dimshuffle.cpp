@@ -1,0 +1,86 @@
+#include "ops/dimshuffle.hpp"
+
+#include <theon/error.hpp>
+
+#include <numeric>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::VarPtr;
+
+namespace {
+std::string pattern_str(const std::vector<int>& pattern) {
+  std::string s = "(";
+  for (size_t i = 0; i < pattern.size(); ++i)
+    s += (i ? "," : "") + (pattern[i] < 0 ? std::string("x") : std::to_string(pattern[i]));
+  return s + ")";
+}
+}  // namespace
+
+graph::OpProps DimShuffle::props() const { return {{"", pattern_str(pattern_)}}; }
+
+VarPtr dimshuffle(const VarPtr& x, const std::vector<int>& pattern) {
+  const int nd = x->type.ndim();
+  const std::string what = "dimshuffle" + pattern_str(pattern) + " of " + x->label() + " (" + x->type.str() + ")";
+  std::vector<bool> used(nd, false);
+  graph::TensorType t = x->type;
+  t.dims.clear();
+  for (int p : pattern) {
+    if (p < -1 || p >= nd) throw ShapeError(what + ": dim " + std::to_string(p) + " out of range");
+    if (p >= 0) {
+      if (used[p]) throw ShapeError(what + ": dim " + std::to_string(p) + " appears twice");
+      used[p] = true;
+      t.dims.push_back(x->type.dims[p]);
+    } else {
+      t.dims.push_back(1);
+    }
+  }
+  for (int d = 0; d < nd; ++d)
+    if (!used[d] && x->type.dims[d] != 1)
+      throw ShapeError(what + ": dim " + std::to_string(d) + " is dropped but is not broadcastable (size " +
+                       (x->type.dims[d] < 0 ? std::string("unknown") : std::to_string(x->type.dims[d])) + ")");
+  bool identity = static_cast<int>(pattern.size()) == nd;
+  for (int i = 0; identity && i < nd; ++i) identity = pattern[i] == i;
+  if (identity) return x;
+  return graph::make_output(std::make_shared<DimShuffle>(nd, pattern), {x}, t);
+}
+
+VarPtr transpose(const VarPtr& x, std::vector<int> axes) {
+  const int nd = x->type.ndim();
+  if (axes.empty()) {
+    axes.resize(nd);
+    std::iota(axes.rbegin(), axes.rend(), 0);
+  }
+  if (static_cast<int>(axes.size()) != nd)
+    throw ShapeError("transpose(" + x->label() + "): axes of length " + std::to_string(axes.size()) +
+                     " for a tensor of rank " + std::to_string(nd));
+  for (int& a : axes)
+    if (a < 0) a += nd;
+  return dimshuffle(x, axes);
+}
+
+std::vector<Shape> DimShuffle::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const Shape& in = inputs[0].shape();
+  std::vector<bool> used(in.size(), false);
+  Shape out;
+  for (int p : pattern_) {
+    out.push_back(p < 0 ? 1 : in[p]);
+    if (p >= 0) used[p] = true;
+  }
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!used[d] && in[d] != 1)
+      throw ShapeError(node.describe() + ": dropped dim " + std::to_string(d) + " of " + node.input(0)->label() +
+                       " has size " + std::to_string(in[d]) + " (shape " + shape_str(in) + "), expected 1");
+  return {out};
+}
+
+void DimShuffle::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array& in = inputs[0];
+  Shape shape = infer_shape(node, inputs)[0];
+  Strides strides;
+  for (int p : pattern_) strides.push_back(p < 0 ? 0 : in.strides()[p]);
+  outputs[0] = Array(in.buffer(), in.dtype(), shape, strides, in.offset());
+}
+
+}  // namespace theon::ops

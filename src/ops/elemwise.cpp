@@ -1,0 +1,178 @@
+#include "ops/elemwise.hpp"
+
+#include "ops/dimshuffle.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include <algorithm>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::TensorType;
+using graph::VarPtr;
+using graph::Variable;
+
+namespace {
+
+const ScalarOpInfo kScalarOps[] = {
+#define THEON_SCALAR_OP(functor, name, arity, kind) {name, arity, ScalarKind::kind},
+#include "ops/scalar/scalar_ops.def"
+#undef THEON_SCALAR_OP
+};
+
+std::string call_text(std::string_view op, const std::vector<VarPtr>& inputs) {
+  std::string s = std::string(op) + "(";
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i]->label();
+  return s + ")";
+}
+
+std::string type_list(const std::vector<VarPtr>& inputs) {
+  std::string s;
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i]->label() + ": " + inputs[i]->type.str();
+  return s;
+}
+
+// Ops that NumPy defines on bool arrays without leaving bool (add = or, mul = and).
+bool keeps_bool(ScalarOpId id) {
+  switch (id) {
+    case ScalarOpId::Identity: case ScalarOpId::Add: case ScalarOpId::Mul: case ScalarOpId::Maximum:
+    case ScalarOpId::Minimum: case ScalarOpId::Clip: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+const ScalarOpInfo& scalar_op_info(ScalarOpId id) { return kScalarOps[static_cast<int>(id)]; }
+
+ScalarOpId scalar_op_by_name(std::string_view name) {
+  for (int i = 0; i < static_cast<int>(ScalarOpId::Count); ++i)
+    if (kScalarOps[i].name == name) return static_cast<ScalarOpId>(i);
+  throw ValueError("unknown scalar op '" + std::string(name) + "'");
+}
+
+graph::OpProps Elemwise::props() const {
+  graph::OpProps p = {{"", std::string(scalar_op_info(scalar_).name)}};
+  if (scalar_ == ScalarOpId::Cast) p.push_back({"", std::string(dtype_name(out_dtype_))});
+  return p;
+}
+
+VarPtr literal(double value, bool integral) {
+  DType t = integral ? DType::Int64 : DType::Float64;
+  return Variable::make_constant(Array::scalar(value, t), /*weak=*/true);
+}
+
+VarPtr constant(Array value, std::string name) {
+  return Variable::make_constant(std::move(value), /*weak=*/false, std::move(name));
+}
+
+VarPtr cast(const VarPtr& x, DType dtype) {
+  require_supported(dtype, "cast(" + x->label() + ")");
+  if (x->type.dtype == dtype) return x;
+  if (x->kind == graph::VarKind::Constant)  // fold at build time: literals become typed constants
+    return Variable::make_constant(x->constant.astype(dtype), /*weak=*/false, x->name);
+  TensorType t = x->type;
+  t.dtype = dtype;
+  return graph::make_output(std::make_shared<Elemwise>(ScalarOpId::Cast, dtype), {x}, t);
+}
+
+VarPtr elemwise(ScalarOpId id, std::vector<VarPtr> inputs) {
+  const ScalarOpInfo& info = scalar_op_info(id);
+  const std::string what = call_text(info.name, inputs);
+  if (static_cast<int>(inputs.size()) != info.arity)
+    throw TypeError(what + ": expected " + std::to_string(info.arity) + " inputs, got " + std::to_string(inputs.size()));
+  if (info.kind == ScalarKind::Cast) throw InternalError(what + ": use ops::cast");
+  for (auto& in : inputs) require_supported(in->type.dtype, what);
+
+  // Dtype rule: NEP 50 promotion over the value inputs, then the op kind's rule.
+  size_t first_value = info.kind == ScalarKind::Select ? 1 : 0;
+  std::vector<DTypeOperand> operands;
+  for (size_t i = first_value; i < inputs.size(); ++i) operands.push_back({inputs[i]->type.dtype, inputs[i]->weak});
+  DType compute = result_type(operands, config().floatX);
+  DType out = compute;
+  switch (info.kind) {
+    case ScalarKind::Arith:
+      if (compute == DType::Bool && !keeps_bool(id)) {
+        if (id == ScalarOpId::Sub || id == ScalarOpId::Neg)
+          throw TypeError(what + ": " + std::string(info.name) +
+                          " is not supported for bool inputs (use xor / not instead); inputs: " + type_list(inputs));
+        compute = out = DType::Int8;
+      }
+      break;
+    case ScalarKind::FloatFn: compute = out = upcast_to_float(compute); break;
+    case ScalarKind::Compare: out = DType::Bool; break;
+    case ScalarKind::Logic:
+      if (is_float(compute))
+        throw TypeError(what + ": " + std::string(info.name) + " needs bool or integer inputs; inputs: " + type_list(inputs));
+      break;
+    case ScalarKind::Select: break;
+    case ScalarKind::Cast: break;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    inputs[i] = cast(inputs[i], i < first_value ? DType::Bool : compute);
+
+  // Align ranks by prepending broadcastable dims, as NumPy does.
+  int nd = 0;
+  for (auto& in : inputs) nd = std::max(nd, in->type.ndim());
+  for (auto& in : inputs)
+    if (in->type.ndim() < nd) {
+      std::vector<int> pattern(nd - in->type.ndim(), -1);
+      for (int d = 0; d < in->type.ndim(); ++d) pattern.push_back(d);
+      in = dimshuffle(in, pattern);
+    }
+  std::vector<const TensorType*> types;
+  for (auto& in : inputs) types.push_back(&in->type);
+  TensorType t;
+  t.dtype = out;
+  try {
+    t.dims = graph::broadcast_static_dims(types, what);
+  } catch (ShapeError& e) {
+    e.add_context("inputs: " + type_list(inputs));
+    throw;
+  }
+  return graph::make_output(std::make_shared<Elemwise>(id, out), std::move(inputs), t);
+}
+
+Shape broadcast_shapes(const Apply& node, const std::vector<Array>& inputs) {
+  if (inputs.empty()) return {};
+  Shape out(inputs[0].ndim(), 1);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Array& a = inputs[k];
+    if (a.ndim() != static_cast<int>(out.size()))
+      throw InternalError(node.describe() + ": inputs of different ranks reached the kernel");
+    for (int d = 0; d < a.ndim(); ++d) {
+      int64_t n = a.shape()[d];
+      if (n == 1) continue;
+      if (out[d] != 1 && out[d] != n) {
+        std::string shapes;
+        for (size_t j = 0; j < inputs.size(); ++j)
+          shapes += (j ? ", " : "") + node.input(static_cast<int>(j))->label() + " " + shape_str(inputs[j].shape());
+        throw ShapeError(node.describe() + ": shapes cannot be broadcast together (dimension " + std::to_string(d) +
+                         ": " + std::to_string(out[d]) + " vs " + std::to_string(n) + "); " + shapes);
+      }
+      out[d] = n;
+    }
+  }
+  return out;
+}
+
+std::vector<Shape> Elemwise::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  return {broadcast_shapes(node, inputs)};
+}
+
+void Elemwise::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  run_elemwise(scalar_, inputs, outputs[0]);
+}
+
+graph::Cost Elemwise::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);
+  int64_t n = 1;
+  for (auto& s : input_shapes) n = std::max(n, shape_size(s));
+  c.flops = static_cast<double>(n);
+  c.bytes += static_cast<double>(n) * static_cast<double>(itemsize(out_dtype_));
+  return c;
+}
+
+}  // namespace theon::ops

@@ -1,0 +1,49 @@
+// Elemwise: a scalar op applied elementwise with NumPy broadcasting. Inputs of an Elemwise
+// node always have the same rank and (but for a Switch condition) the same dtype: the
+// builder inserts DimShuffle and Cast nodes, so kernels never promote or align ranks.
+#pragma once
+#include "graph/op.hpp"
+#include "ops/scalar/scalar_op_id.hpp"
+
+#include <theon/dtype.hpp>
+
+#include <vector>
+
+namespace theon::ops {
+
+class Elemwise final : public graph::Op {
+ public:
+  Elemwise(ScalarOpId scalar, DType out_dtype) : scalar_(scalar), out_dtype_(out_dtype) {}
+  ScalarOpId scalar() const { return scalar_; }
+  DType out_dtype() const { return out_dtype_; }
+
+  std::string name() const override { return "Elemwise"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+
+ private:
+  ScalarOpId scalar_;
+  DType out_dtype_;
+};
+
+/// Builds an elementwise node: NEP 50 promotion (literals are weak), the op kind's dtype
+/// rule, rank alignment and static broadcast checks. Throws TypeError/ShapeError naming the
+/// op and the inputs.
+graph::VarPtr elemwise(ScalarOpId op, std::vector<graph::VarPtr> inputs);
+/// Converts to `dtype` (a no-op when it already is).
+graph::VarPtr cast(const graph::VarPtr& x, DType dtype);
+/// A literal: weak in promotion (NEP 50). Integral values give int64, others float64,
+/// until promotion decides.
+graph::VarPtr literal(double value, bool integral);
+/// A strong constant holding `value`.
+graph::VarPtr constant(Array value, std::string name = "");
+
+/// NumPy broadcast of run-time shapes (same rank); ShapeError names `node` and its inputs.
+Shape broadcast_shapes(const graph::Apply& node, const std::vector<Array>& inputs);
+
+/// Runs `op` elementwise (reference kernel, shared with the CPU backend).
+void run_elemwise(ScalarOpId op, const std::vector<Array>& inputs, Array& out);
+
+}  // namespace theon::ops

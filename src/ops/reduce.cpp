@@ -1,0 +1,214 @@
+#include "ops/reduce.hpp"
+
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+#include "util/dispatch.hpp"
+#include "util/strided.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::VarPtr;
+
+std::string_view reduce_kind_name(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Prod: return "prod";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Min: return "min";
+    case ReduceKind::Any: return "any";
+    case ReduceKind::All: return "all";
+    case ReduceKind::Mean: return "mean";
+  }
+  return "?";
+}
+
+std::string Reduce::name() const {
+  std::string n(reduce_kind_name(kind_));
+  n[0] = static_cast<char>(std::toupper(n[0]));
+  return n;
+}
+
+graph::OpProps Reduce::props() const {
+  std::string a = "(";
+  for (size_t i = 0; i < axes_.size(); ++i) a += (i ? ", " : "") + std::to_string(axes_[i]);
+  a += axes_.size() == 1 ? ",)" : ")";
+  return {{"axes", a}};
+}
+
+std::vector<int> normalize_axes(const std::string& what, const VarPtr& x, std::vector<int> axes) {
+  const int nd = x->type.ndim();
+  for (int& a : axes) {
+    int orig = a;
+    if (a < 0) a += nd;
+    if (a < 0 || a >= nd)
+      throw ShapeError(what + ": axis " + std::to_string(orig) + " is out of bounds for " + x->label() + " of rank " +
+                       std::to_string(nd) + " (" + x->type.str() + ")");
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    throw ShapeError(what + ": repeated axis for " + x->label());
+  return axes;
+}
+
+VarPtr reduce(ReduceKind kind, const VarPtr& x_in, std::optional<std::vector<int>> axes_in, bool keepdims) {
+  const std::string what = std::string(reduce_kind_name(kind)) + "(" + x_in->label() + ")";
+  require_supported(x_in->type.dtype, what);
+  VarPtr x = x_in;
+  const int nd = x->type.ndim();
+  std::vector<int> axes;
+  if (axes_in) axes = normalize_axes(what, x, *axes_in);
+  else
+    for (int d = 0; d < nd; ++d) axes.push_back(d);
+
+  DType in = x->type.dtype, out = in;
+  switch (kind) {
+    case ReduceKind::Sum: case ReduceKind::Prod:
+      if (!is_float(in)) out = DType::Int64;
+      break;
+    case ReduceKind::Mean: out = is_float(in) ? in : DType::Float64; break;
+    case ReduceKind::Any: case ReduceKind::All:
+      out = DType::Bool;
+      x = cast(x, DType::Bool);
+      break;
+    case ReduceKind::Max: case ReduceKind::Min: break;
+  }
+  graph::TensorType t;
+  t.dtype = out;
+  for (int d = 0; d < nd; ++d)
+    if (!std::binary_search(axes.begin(), axes.end(), d)) t.dims.push_back(x->type.dims[d]);
+  VarPtr r = graph::make_output(std::make_shared<Reduce>(kind, axes, out), {x}, t);
+  if (!keepdims) return r;
+  std::vector<int> pattern;
+  int k = 0;
+  for (int d = 0; d < nd; ++d) pattern.push_back(std::binary_search(axes.begin(), axes.end(), d) ? -1 : k++);
+  return dimshuffle(r, pattern);
+}
+
+std::vector<Shape> Reduce::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const Shape& in = inputs[0].shape();
+  Shape out;
+  for (int d = 0; d < static_cast<int>(in.size()); ++d) {
+    bool reduced = std::binary_search(axes_.begin(), axes_.end(), d);
+    if (!reduced) out.push_back(in[d]);
+    else if (in[d] == 0 && (kind_ == ReduceKind::Max || kind_ == ReduceKind::Min))
+      throw ValueError(node.describe() + ": zero-size array to reduction operation " +
+                       std::string(reduce_kind_name(kind_)) + " which has no identity (" + node.input(0)->label() +
+                       " has shape " + shape_str(in) + ")");
+  }
+  return {out};
+}
+
+namespace {
+
+// Accumulates in double for floats (tighter than float32 pairwise sums) and in int64/bool
+// otherwise, then converts once.
+template <class T, class Acc>
+void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes, Array& out) {
+  const int nd = in.ndim();
+  Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
+  Acc* acc = acc_arr.data<Acc>();
+  const int64_t n_out = out.size();
+  Acc init{};
+  switch (kind) {
+    case ReduceKind::Prod: case ReduceKind::All: init = Acc(1); break;
+    case ReduceKind::Max: init = std::numeric_limits<Acc>::lowest(); break;
+    case ReduceKind::Min: init = std::numeric_limits<Acc>::max(); break;
+    default: init = Acc(0);
+  }
+  std::fill(acc, acc + n_out, init);
+  int64_t count = 1;
+  for (int a : axes) count *= in.shape()[a];
+
+  if (in.size() > 0) {
+    // Output strides seen from the input's dims: 0 along reduced dims.
+    Strides out_st(nd, 0);
+    Strides out_contig = contiguous_strides(out.shape());
+    for (int d = 0, k = 0; d < nd; ++d)
+      if (!std::binary_search(axes.begin(), axes.end(), d)) out_st[d] = out_contig[k++];
+    Shape shape = in.shape();
+    std::vector<Strides> st = {in.strides(), out_st};
+    detail::collapse_dims(shape, st);
+    if (shape.empty()) {
+      shape = {1};
+      st = {{0}, {0}};
+    }
+    detail::OuterLoop loop(shape, {&st[0], &st[1]}, {0, 0});
+    const T* src = in.data<T>();
+    const int64_t n = shape.back(), is = st[0].back(), os = st[1].back();
+    for (int64_t r = 0; r < loop.count(); ++r, loop.next()) {
+      const T* p = src + loop.offsets()[0];
+      Acc* a = acc + loop.offsets()[1];
+      switch (kind) {
+        case ReduceKind::Sum: case ReduceKind::Mean:
+          if constexpr (std::is_same_v<Acc, bool>) break;
+          else if constexpr (std::is_integral_v<Acc>)  // wrap like NumPy instead of overflowing
+            for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) + uint64_t(Acc(p[i * is])));
+          else
+            for (int64_t i = 0; i < n; ++i) a[i * os] += Acc(p[i * is]);
+          break;
+        case ReduceKind::Prod:
+          if constexpr (std::is_same_v<Acc, bool>) break;
+          else if constexpr (std::is_integral_v<Acc>)
+            for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) * uint64_t(Acc(p[i * is])));
+          else
+            for (int64_t i = 0; i < n; ++i) a[i * os] *= Acc(p[i * is]);
+          break;
+        case ReduceKind::Max:
+          for (int64_t i = 0; i < n; ++i) {
+            Acc v = Acc(p[i * is]);
+            if (v > a[i * os] || v != v) a[i * os] = v;  // NaN wins, as numpy.max
+          }
+          break;
+        case ReduceKind::Min:
+          for (int64_t i = 0; i < n; ++i) {
+            Acc v = Acc(p[i * is]);
+            if (v < a[i * os] || v != v) a[i * os] = v;
+          }
+          break;
+        case ReduceKind::Any:
+          for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] || bool(p[i * is]);
+          break;
+        case ReduceKind::All:
+          for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] && bool(p[i * is]);
+          break;
+      }
+    }
+  }
+  if (kind == ReduceKind::Mean) {
+    if constexpr (std::is_floating_point_v<Acc>) {
+      Acc c = count == 0 ? std::numeric_limits<Acc>::quiet_NaN() : Acc(1) / Acc(count);
+      for (int64_t i = 0; i < n_out; ++i) acc[i] = count == 0 ? c : acc[i] * c;
+    }
+  }
+  Array converted = acc_arr.astype(out.dtype());
+  std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
+}
+
+}  // namespace
+
+void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array& in = inputs[0];
+  detail::visit_dtype(in.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (kind_ == ReduceKind::Any || kind_ == ReduceKind::All || kind_ == ReduceKind::Max || kind_ == ReduceKind::Min)
+        reduce_loop<T, bool>(kind_, in, axes_, outputs[0]);
+      else
+        reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      reduce_loop<T, double>(kind_, in, axes_, outputs[0]);
+    } else if (kind_ == ReduceKind::Mean) {
+      reduce_loop<T, double>(kind_, in, axes_, outputs[0]);
+    } else {
+      reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
+    }
+  });
+}
+
+}  // namespace theon::ops

@@ -1,0 +1,40 @@
+// Reduce: sum, prod, max, min, any, all and mean over a set of axes (Theano's CAReduce).
+// keepdims is a DimShuffle after the reduction, so kernels see one form.
+#pragma once
+#include "graph/op.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace theon::ops {
+
+enum class ReduceKind { Sum, Prod, Max, Min, Any, All, Mean };
+
+class Reduce final : public graph::Op {
+ public:
+  Reduce(ReduceKind kind, std::vector<int> axes, DType out_dtype)
+      : kind_(kind), axes_(std::move(axes)), out_dtype_(out_dtype) {}
+  ReduceKind kind() const { return kind_; }
+  const std::vector<int>& axes() const { return axes_; }  // sorted, non-negative
+
+  std::string name() const override;
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+
+ private:
+  ReduceKind kind_;
+  std::vector<int> axes_;
+  DType out_dtype_;
+};
+
+std::string_view reduce_kind_name(ReduceKind kind);
+/// Builds a reduction. `axes` empty (std::nullopt) reduces every axis; negative axes count
+/// from the end. Result dtypes follow NumPy: sum/prod of bool or integers give int64, mean
+/// of integers float64, any/all bool.
+graph::VarPtr reduce(ReduceKind kind, const graph::VarPtr& x, std::optional<std::vector<int>> axes, bool keepdims);
+
+/// Normalises axes for an op on `x`: negative -> positive, range-checked, sorted, unique.
+std::vector<int> normalize_axes(const std::string& what, const graph::VarPtr& x, std::vector<int> axes);
+
+}  // namespace theon::ops

@@ -1,0 +1,78 @@
+#include "rewrite/pipeline.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <sstream>
+
+namespace theon::rewrite {
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ':'))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+bool matches(const Pass& p, const std::vector<std::string>& names) {
+  for (auto& n : names)
+    if (n == p.name || std::find(p.tags.begin(), p.tags.end(), n) != p.tags.end()) return true;
+  return false;
+}
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+std::vector<Pass>& registered_passes() {
+  static std::vector<Pass> passes;
+  return passes;
+}
+
+void register_pass(Pass pass) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto& passes = registered_passes();
+  passes.push_back(std::move(pass));
+  std::stable_sort(passes.begin(), passes.end(), [](const Pass& a, const Pass& b) { return a.position < b.position; });
+}
+
+std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string& mode, const std::string& including,
+                                 const std::string& excluding) {
+  const std::string m = canonical_mode(mode);
+  const auto inc = split(including), exc = split(excluding);
+  std::vector<Pass> passes;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    passes = registered_passes();
+  }
+  std::vector<PassRecord> records;
+  for (const Pass& p : passes) {
+    bool selected = m != "none" && std::find(p.tags.begin(), p.tags.end(), m) != p.tags.end();
+    if (matches(p, inc)) selected = true;
+    if (matches(p, exc)) selected = false;
+    if (!selected) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    bool changed = p.run(fgraph);
+    if (changed) {
+      try {
+        fgraph.verify();
+      } catch (InternalError& e) {
+        e.add_context("after rewrite pass '" + p.name + "'");
+        throw;
+      }
+    }
+    records.push_back({p.name, changed, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+  }
+  return records;
+}
+
+}  // namespace theon::rewrite

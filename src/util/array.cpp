@@ -1,0 +1,342 @@
+#include <theon/array.hpp>
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include "util/dispatch.hpp"
+#include "util/strided.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+namespace theon {
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+int64_t shape_size(const Shape& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides s(shape.size());
+  int64_t acc = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    s[d] = acc;
+    acc *= std::max<int64_t>(shape[d], 1);
+  }
+  return s;
+}
+
+std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return std::make_shared<Buffer>(p, bytes, &std::free);
+}
+
+Buffer::~Buffer() {
+  if (deleter_) deleter_(data_);
+}
+
+Array::Array(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides, int64_t offset)
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
+      offset_(offset) {
+  if (strides_.size() != shape_.size()) throw InternalError("Array: strides and shape differ in rank");
+}
+
+Array Array::empty(const Shape& shape, DType dtype) {
+  require_supported(dtype, "Array");
+  for (int64_t n : shape)
+    if (n < 0) throw ShapeError("Array: negative dimension in shape " + shape_str(shape));
+  return Array(Buffer::allocate_host(static_cast<size_t>(shape_size(shape)) * itemsize(dtype)), dtype, shape,
+               contiguous_strides(shape));
+}
+
+Array Array::zeros(const Shape& shape, DType dtype) {
+  Array a = empty(shape, dtype);
+  std::memset(a.data(), 0, a.nbytes());
+  return a;
+}
+
+Array Array::full(const Shape& shape, double value, DType dtype) {
+  Array a = empty(shape, dtype);
+  detail::visit_dtype(dtype, [&]<class T>() {
+    T v = static_cast<T>(value);
+    T* p = a.data<T>();
+    for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = v;
+  });
+  return a;
+}
+
+Array Array::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Array Array::scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Array Array::arange(int64_t n, DType dtype) {
+  Array a = empty({n}, dtype);
+  detail::visit_dtype(dtype, [&]<class T>() {
+    T* p = a.data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(i);
+  });
+  return a;
+}
+
+namespace {
+
+// splitmix64: small, fast and the same on every platform, so seeded arrays are reproducible.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+};
+
+template <class Gen>
+Array fill_random(const Shape& shape, std::optional<DType> dtype, Gen gen) {
+  DType t = dtype.value_or(config().floatX);
+  if (!is_float(t)) throw TypeError("Array::randn/rand: dtype must be a float type, got " + std::string(dtype_name(t)));
+  Array a = Array::empty(shape, t);
+  detail::visit_dtype(t, [&]<class T>() {
+    T* p = a.data<T>();
+    for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = static_cast<T>(gen());
+  });
+  return a;
+}
+
+}  // namespace
+
+Array Array::randn(const Shape& shape, uint64_t seed, std::optional<DType> dtype) {
+  SplitMix64 rng{seed};
+  bool have_spare = false;
+  double spare = 0;
+  return fill_random(shape, dtype, [&]() {  // Box-Muller, both values used
+    if (have_spare) {
+      have_spare = false;
+      return spare;
+    }
+    double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+    double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
+    spare = r * std::sin(th);
+    have_spare = true;
+    return r * std::cos(th);
+  });
+}
+
+Array Array::rand(const Shape& shape, uint64_t seed, std::optional<DType> dtype) {
+  SplitMix64 rng{seed};
+  return fill_random(shape, dtype, [&]() { return rng.uniform(); });
+}
+
+template <class T>
+Array Array::from_vector(const std::vector<T>& values, std::optional<Shape> shape) {
+  Shape s = shape.value_or(Shape{static_cast<int64_t>(values.size())});
+  if (shape_size(s) != static_cast<int64_t>(values.size()))
+    throw ShapeError("Array::from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                     shape_str(s));
+  Array a = empty(s, dtype_of<T>());
+  T* p = a.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return a;
+}
+
+bool Array::is_contiguous() const {
+  int64_t expect = 1;
+  for (int d = ndim() - 1; d >= 0; --d) {
+    if (shape_[d] == 1) continue;
+    if (shape_[d] == 0) return true;
+    if (strides_[d] != expect) return false;
+    expect *= shape_[d];
+  }
+  return true;
+}
+
+void* Array::data() const {
+  if (!buffer_) throw ValueError("Array: use of an undefined (empty) Array");
+  return static_cast<char*>(buffer_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_));
+}
+
+namespace {
+
+// Copies `src` (any strides) into contiguous `dst` of the same shape, converting element types.
+void copy_into_contiguous(const Array& src, Array& dst) {
+  if (src.size() == 0) return;
+  Shape shape = src.shape();
+  std::vector<Strides> strides = {src.strides(), contiguous_strides(shape)};
+  detail::collapse_dims(shape, strides);
+  detail::visit_dtype(src.dtype(), [&]<class S>() {
+    detail::visit_dtype(dst.dtype(), [&]<class D>() {
+      const S* s = static_cast<const S*>(src.buffer()->data()) ;
+      D* d = dst.data<D>();
+      int64_t inner = shape.back(), is = strides[0].back();
+      detail::OuterLoop loop(shape, {&strides[0], &strides[1]}, {src.offset(), 0});
+      for (int64_t r = 0; r < loop.count(); ++r, loop.next()) {
+        const S* sp = s + loop.offsets()[0];
+        D* dp = d + loop.offsets()[1];
+        for (int64_t i = 0; i < inner; ++i) dp[i] = static_cast<D>(sp[i * is]);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+template <class T>
+std::vector<T> Array::to_vector() const {
+  Array c = (dtype_ == dtype_of<T>() && is_contiguous()) ? *this : astype(dtype_of<T>());
+  const T* p = c.data<T>();
+  return std::vector<T>(p, p + c.size());
+}
+
+double Array::item(int64_t index) const {
+  if (index < 0 || index >= size())
+    throw IndexError("Array::item: index " + std::to_string(index) + " out of range for size " + std::to_string(size()));
+  int64_t off = 0, rest = index;
+  for (int d = ndim() - 1; d >= 0; --d) {
+    off += (rest % shape_[d]) * strides_[d];
+    rest /= shape_[d];
+  }
+  return detail::visit_dtype(dtype_, [&]<class T>() { return static_cast<double>(data<T>()[off]); });
+}
+
+Array Array::copy() const { return astype(dtype_); }
+
+Array Array::astype(DType dtype) const {
+  Array out = empty(shape_, dtype);
+  copy_into_contiguous(*this, out);
+  return out;
+}
+
+Array Array::contiguous() const { return is_contiguous() ? *this : copy(); }
+
+Array Array::transpose() const {
+  std::vector<int> perm(ndim());
+  for (int i = 0; i < ndim(); ++i) perm[i] = ndim() - 1 - i;
+  return transpose(perm);
+}
+
+Array Array::transpose(const std::vector<int>& perm) const {
+  if (static_cast<int>(perm.size()) != ndim())
+    throw ShapeError("Array::transpose: permutation of length " + std::to_string(perm.size()) + " for an array of rank " +
+                     std::to_string(ndim()));
+  Shape s(ndim());
+  Strides st(ndim());
+  std::vector<bool> seen(ndim(), false);
+  for (int i = 0; i < ndim(); ++i) {
+    int p = perm[i];
+    if (p < 0 || p >= ndim() || seen[p]) throw ShapeError("Array::transpose: invalid permutation");
+    seen[p] = true;
+    s[i] = shape_[p];
+    st[i] = strides_[p];
+  }
+  return Array(buffer_, dtype_, s, st, offset_);
+}
+
+Array Array::slice(int axis, int64_t start, int64_t stop, int64_t step) const {
+  if (axis < 0) axis += ndim();
+  if (axis < 0 || axis >= ndim()) throw ShapeError("Array::slice: axis out of range");
+  if (step == 0) throw ValueError("Array::slice: step must not be zero");
+  int64_t n = shape_[axis];
+  auto clamp = [&](int64_t i, bool is_stop) {  // Python's slice.indices
+    if (i < 0) i += n;
+    if (step > 0) return std::clamp<int64_t>(i, 0, n);
+    return std::clamp<int64_t>(i, -1, n - 1) + (is_stop ? 0 : 0);
+  };
+  int64_t b = clamp(start, false), e = clamp(stop, true);
+  int64_t len = step > 0 ? (e > b ? (e - b + step - 1) / step : 0) : (b > e ? (b - e - step - 1) / (-step) : 0);
+  Shape s = shape_;
+  Strides st = strides_;
+  s[axis] = len;
+  st[axis] = strides_[axis] * step;
+  return Array(buffer_, dtype_, s, st, offset_ + (len > 0 ? b * strides_[axis] : 0));
+}
+
+Array Array::reshape(const Shape& shape) const {
+  if (shape_size(shape) != size())
+    throw ShapeError("Array::reshape: cannot reshape array of shape " + shape_str(shape_) + " into " + shape_str(shape));
+  Array c = contiguous();
+  return Array(c.buffer_, dtype_, shape, contiguous_strides(shape), c.offset_);
+}
+
+Array Array::broadcast_to(const Shape& shape) const {
+  if (static_cast<int>(shape.size()) < ndim())
+    throw ShapeError("Array::broadcast_to: cannot broadcast " + shape_str(shape_) + " to " + shape_str(shape));
+  int lead = static_cast<int>(shape.size()) - ndim();
+  for (int d = 0; d < ndim(); ++d)
+    if (shape_[d] != 1 && shape_[d] != shape[lead + d])
+      throw ShapeError("Array::broadcast_to: cannot broadcast " + shape_str(shape_) + " to " + shape_str(shape));
+  return Array(buffer_, dtype_, shape, detail::broadcast_strides(*this, shape), offset_);
+}
+
+std::string Array::to_string() const {
+  std::ostringstream os;
+  os << *this;
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Array& a) {
+  if (!a.defined()) return os << "Array(undefined)";
+  std::vector<double> v = a.to_vector<double>();
+  const int64_t limit = 1000;  // like numpy's threshold: summarise large arrays
+  std::function<void(int, int64_t&)> rec = [&](int d, int64_t& flat) {
+    if (d == a.ndim()) {
+      double x = v[flat++];
+      if (a.dtype() == DType::Bool) os << (x != 0 ? "True" : "False");
+      else if (is_float(a.dtype())) os << x;
+      else os << static_cast<int64_t>(x);
+      return;
+    }
+    os << "[";
+    for (int64_t i = 0; i < a.shape()[d]; ++i) {
+      if (i) os << (d == a.ndim() - 1 ? ", " : ",\n" + std::string(d + 1, ' '));
+      if (a.size() > limit && a.shape()[d] > 6 && i == 3) {
+        os << "...";
+        int64_t skip = (a.shape()[d] - 6) * (a.size() / shape_size(Shape(a.shape().begin(), a.shape().begin() + d + 1)));
+        flat += skip;
+        i = a.shape()[d] - 3 - 1;
+        continue;
+      }
+      rec(d + 1, flat);
+    }
+    os << "]";
+  };
+  int64_t flat = 0;
+  rec(0, flat);
+  return os << " (" << dtype_name(a.dtype()) << ", shape " << shape_str(a.shape()) << ")";
+}
+
+bool allclose(const Array& a, const Array& b, double rtol, double atol) {
+  if (a.shape() != b.shape()) return false;
+  auto va = a.to_vector<double>(), vb = b.to_vector<double>();
+  for (size_t i = 0; i < va.size(); ++i) {
+    if (std::isnan(va[i]) && std::isnan(vb[i])) continue;
+    if (!(std::abs(va[i] - vb[i]) <= atol + rtol * std::abs(vb[i])) && va[i] != vb[i]) return false;
+  }
+  return true;
+}
+
+#define THEON_INSTANTIATE(T)                                                                   \
+  template Array Array::from_vector<T>(const std::vector<T>&, std::optional<Shape>);          \
+  template std::vector<T> Array::to_vector<T>() const;
+THEON_INSTANTIATE(bool)
+THEON_INSTANTIATE(int8_t)
+THEON_INSTANTIATE(int16_t)
+THEON_INSTANTIATE(int32_t)
+THEON_INSTANTIATE(int64_t)
+THEON_INSTANTIATE(uint8_t)
+THEON_INSTANTIATE(float)
+THEON_INSTANTIATE(double)
+#undef THEON_INSTANTIATE
+
+}  // namespace theon

@@ -1,0 +1,28 @@
+// visit_dtype: calls a templated functor with the C++ type of a runtime DType.
+//   visit_dtype(a.dtype(), [&]<class T>() { sum += a.data<T>()[0]; });
+#pragma once
+#include <theon/dtype.hpp>
+#include <theon/error.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace theon::detail {
+
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: return f.template operator()<bool>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::Int16: return f.template operator()<int16_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    default: break;
+  }
+  throw TypeError("dtype " + std::string(dtype_name(t)) + " is not supported yet");
+}
+
+}  // namespace theon::detail
