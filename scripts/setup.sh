@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian bookworm machine (root, or sudo) for Theon and builds it:
+# Debian packages, the Python venv in .venv, then a CMake/Ninja build in build/.
+# Safe to run again: it installs only what is missing and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake ninja-build ccache g++ pkg-config libdnnl-dev libsleef-dev libopenblas-dev
+          libgtest-dev googletest libbenchmark-dev python3-venv python3-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python tooling (numpy for the benchmark peers and Python tests, pytest).
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== setup: creating .venv"
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import numpy, pytest" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check "numpy>=2" pytest
+fi
+
+BUILD_DIR=${THEON_BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${THEON_CMAKE_ARGS:-} >/dev/null
+fi
+echo "== setup: building ($BUILD_DIR)"
+ninja -C "$BUILD_DIR" -j"$(nproc)"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (C++ through ctest; Python when present).
+# GPU tests (ctest label "gpu") skip themselves on machines without a CUDA device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+phase() { echo "== $1 ($(date +%T))"; }
+start=$(date +%s)
+phase "setup and build"
+./scripts/setup.sh
+built=$(date +%s)
+BUILD_DIR=${THEON_BUILD_DIR:-build}
+phase "C++ tests"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 300
+cpp=$(date +%s)
+if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
+  phase "Python tests"
+  .venv/bin/python -m pytest -q tests/python
+fi
+end=$(date +%s)
+echo "== timings: setup+build $((built - start)) s, C++ tests $((cpp - built)) s, Python $((end - cpp)) s"

@@ -1,0 +1,72 @@
+// The op harness: one table of cases over the op registry (src/ops/ops.def). Each case
+// builds a graph from input Vars, runs it through theon::function on random inputs of
+// several shapes (broadcasting, size-0 and size-1 dims) and layouts (contiguous, transposed,
+// strided), and compares with an independent float64 reference written here in the tests.
+// An op in the registry without a case fails OpHarness.EveryRegisteredOpHasACase.
+#pragma once
+#include <theon/theon.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace theon::testing {
+
+/// A float64 reference tensor: row-major values plus the dtype the op must produce.
+struct Ref {
+  DType dtype = DType::Float64;
+  Shape shape;
+  std::vector<double> v;
+  static Ref of(const Array& a);
+  int ndim() const { return static_cast<int>(shape.size()); }
+  int64_t size() const { return static_cast<int64_t>(v.size()); }
+};
+
+/// How the harness fills float inputs.
+enum class Domain { Normal, Positive, Unit /* (-1, 1) */, SmallInt /* integers -9..9 as values */ };
+
+struct Case {
+  std::string op;     // registry name, e.g. "add"
+  std::string label;  // distinguishes several cases of one op (dtype, variant)
+  /// Dtypes of the value inputs to run with (one run per dtype).
+  std::vector<DType> dtypes;
+  /// Shape sets: one shape per input.
+  std::vector<std::vector<Shape>> shapes;
+  Domain domain = Domain::Normal;
+  /// Makes the inputs for one run (default: every input of `dtype`, filled per domain).
+  std::function<std::vector<Array>(DType dtype, const std::vector<Shape>& shapes, uint64_t seed)> make_inputs;
+  std::function<Var(const std::vector<Var>&)> build;
+  std::function<Ref(const std::vector<Ref>&)> reference;
+  bool vary_layout = true;  // also run with transposed / strided views of the inputs
+  double rtol32 = 2e-5, atol32 = 1e-6;   // float32 outputs
+  double rtol64 = 1e-12, atol64 = 1e-13; // float64 outputs (integers and bools must be exact)
+};
+
+/// Random inputs following the domain; integer dtypes get values in -9..9 (0..9 unsigned),
+/// bools half true.
+Array random_array(DType dtype, const Shape& shape, Domain domain, uint64_t seed);
+/// A non-contiguous array with the same values (variant 1: transposed, 2: strided).
+Array non_contiguous(const Array& a, int variant);
+
+/// NumPy broadcast of the references, applying `fn` to each element tuple.
+Ref ref_map(const std::vector<Ref>& ins, DType out, const std::function<double(const std::vector<double>&)>& fn);
+/// Reduction over `axes` (empty: all) with an initial value and a combiner; `finish` gets
+/// the accumulated value and the count.
+Ref ref_reduce(const Ref& x, std::vector<int> axes, bool keepdims, DType out, double init,
+               const std::function<double(double, double)>& combine,
+               const std::function<double(double, int64_t)>& finish = nullptr);
+/// Rounds/wraps a double to what `dtype` stores (ints wrap, bools are 0/1, float32 rounds).
+double to_dtype(double x, DType dtype);
+
+// Case tables, one per op family (tests/cpp/op_harness/<family>_cases.cpp).
+void add_elemwise_cases(std::vector<Case>& cases);
+void add_reduce_cases(std::vector<Case>& cases);
+void add_blas_cases(std::vector<Case>& cases);
+void add_shape_cases(std::vector<Case>& cases);
+void add_nnet_cases(std::vector<Case>& cases);
+
+const std::vector<Case>& all_cases();
+/// gtest prints cases by name, not as bytes.
+void PrintTo(const Case& c, std::ostream* os);
+
+}  // namespace theon::testing

@@ -1,0 +1,124 @@
+// Harness cases for the reductions: every axis set, keepdims, empty inputs.
+#include "harness.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace theon::testing {
+namespace {
+
+using D = DType;
+
+struct AxisCase {
+  std::optional<std::vector<int>> axes;
+  bool keepdims;
+  std::vector<Shape> shapes;
+};
+
+const std::vector<AxisCase> kAxisCases = {
+    {std::nullopt, false, {{3, 4}, {0, 3}, {5}, {2, 3, 4}, {}}},
+    {std::vector<int>{0}, false, {{3, 4}, {0, 3}, {1, 5}, {2, 3, 4}}},
+    {std::vector<int>{-1}, true, {{3, 4}, {3, 0}, {2, 3, 4}}},
+    {std::vector<int>{0, 2}, false, {{2, 3, 4}, {2, 1, 3}}},
+    {std::vector<int>{1, 2}, true, {{2, 3, 4}}},
+};
+
+void add(std::vector<Case>& cases, const std::string& op, std::vector<D> dtypes,
+         std::function<Var(const Var&, tensor::Axes, bool)> build, std::function<D(D)> out, double init,
+         std::function<double(double, double)> combine, std::function<double(double, int64_t)> finish = nullptr,
+         bool skip_empty = false) {
+  for (auto& ac : kAxisCases) {
+    Case c;
+    c.op = op;
+    c.label = ac.axes ? "axes" + std::to_string(ac.axes->size()) + (ac.keepdims ? "_keep" : "") : "all";
+    c.dtypes = dtypes;
+    for (auto& s : ac.shapes)
+      if (!(skip_empty && shape_size(s) == 0)) c.shapes.push_back({s});
+    c.domain = Domain::Unit;
+    auto axes = ac.axes;
+    bool keep = ac.keepdims;
+    c.build = [=](const std::vector<Var>& v) { return build(v[0], axes, keep); };
+    c.reference = [=](const std::vector<Ref>& r) {
+      return ref_reduce(r[0], axes.value_or(std::vector<int>{}), keep, out(r[0].dtype), init, combine, finish);
+    };
+    c.rtol32 = 1e-5;
+    c.atol32 = 1e-5;
+    cases.push_back(c);
+  }
+}
+
+D sum_dtype(D t) { return is_float(t) ? t : D::Int64; }
+
+}  // namespace
+
+void add_reduce_cases(std::vector<Case>& cases) {
+  const std::vector<D> numbers = {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool};
+  const double inf = std::numeric_limits<double>::infinity();
+  add(cases, "sum", numbers, [](auto& x, auto a, bool k) { return tensor::sum(x, a, k); }, sum_dtype, 0,
+      [](double a, double b) { return a + b; });
+  add(cases, "prod", numbers, [](auto& x, auto a, bool k) { return tensor::prod(x, a, k); }, sum_dtype, 1,
+      [](double a, double b) { return a * b; });
+  add(cases, "mean", {D::Float32, D::Float64, D::Int32}, [](auto& x, auto a, bool k) { return tensor::mean(x, a, k); },
+      [](D t) { return is_float(t) ? t : D::Float64; }, 0, [](double a, double b) { return a + b; },
+      [](double s, int64_t n) { return n == 0 ? std::nan("") : s / double(n); });
+  add(cases, "max", {D::Float32, D::Float64, D::Int32, D::UInt8, D::Bool},
+      [](auto& x, auto a, bool k) { return tensor::max(x, a, k); }, [](D t) { return t; }, -inf,
+      [](double a, double b) { return std::max(a, b); }, nullptr, /*skip_empty=*/true);
+  add(cases, "min", {D::Float32, D::Float64, D::Int32, D::Int8},
+      [](auto& x, auto a, bool k) { return tensor::min(x, a, k); }, [](D t) { return t; }, inf,
+      [](double a, double b) { return std::min(a, b); }, nullptr, /*skip_empty=*/true);
+  add(cases, "any", {D::Bool, D::Int32, D::Float32}, [](auto& x, auto a, bool k) { return tensor::any(x, a, k); },
+      [](D) { return D::Bool; }, 0, [](double a, double b) { return double(a != 0 || b != 0); });
+  add(cases, "all", {D::Bool, D::Int32, D::Float32}, [](auto& x, auto a, bool k) { return tensor::all(x, a, k); },
+      [](D) { return D::Bool; }, 1, [](double a, double b) { return double(a != 0 && b != 0); });
+}
+
+void add_blas_cases(std::vector<Case>& cases) {
+  Case c;
+  c.op = "dot";
+  c.dtypes = {D::Float32, D::Float64, D::Int32, D::Int64, D::Int8};
+  c.shapes = {{{3, 4}, {4, 5}}, {{3, 4}, {4}}, {{4}, {4, 5}}, {{4}, {4}}, {{0, 4}, {4, 5}},
+              {{3, 0}, {0, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {33, 9}}};
+  c.domain = Domain::Unit;
+  c.build = [](const std::vector<Var>& v) { return tensor::dot(v[0], v[1]); };
+  c.reference = [](const std::vector<Ref>& r) {
+    const Ref &a = r[0], &b = r[1];
+    int64_t m = a.ndim() == 2 ? a.shape[0] : 1, k = a.shape.back(), n = b.ndim() == 2 ? b.shape[1] : 1;
+    Ref out;
+    out.dtype = a.dtype;
+    if (a.ndim() == 2) out.shape.push_back(m);
+    if (b.ndim() == 2) out.shape.push_back(n);
+    out.v.assign(m * n, 0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p) s += a.v[i * k + p] * b.v[p * n + j];
+        out.v[i * n + j] = to_dtype(s, out.dtype);
+      }
+    return out;
+  };
+  c.rtol32 = 5e-5;
+  c.atol32 = 5e-6;
+  cases.push_back(c);
+
+  Case ds;
+  ds.op = "dimshuffle";
+  ds.dtypes = {D::Float32, D::Int32, D::Bool};
+  ds.shapes = {{{3, 4}}, {{0, 2}}, {{1, 5}}};
+  ds.build = [](const std::vector<Var>& v) {
+    Var d = v[0].dimshuffle({1, -1, 0});
+    return tensor::maximum(d, d);  // a computed (non-view) output, any dtype
+  };
+  ds.reference = [](const std::vector<Ref>& r) {
+    const Ref& a = r[0];
+    Ref out;
+    out.dtype = a.dtype;
+    out.shape = {a.shape[1], 1, a.shape[0]};
+    for (int64_t j = 0; j < a.shape[1]; ++j)
+      for (int64_t i = 0; i < a.shape[0]; ++i) out.v.push_back(a.v[i * a.shape[1] + j]);
+    return out;
+  };
+  cases.push_back(ds);
+}
+
+}  // namespace theon::testing
