@@ -70,6 +70,25 @@ ApplyPtr Apply::make(std::shared_ptr<const Op> op, std::vector<VarPtr> inputs, s
   return node;
 }
 
+Apply::~Apply() {
+  // The outermost destructor drains a worklist; nested ones (triggered by dropping the last
+  // reference to an input's owner) only hand their inputs to it.
+  thread_local std::vector<VarPtr>* pending = nullptr;
+  if (pending) {
+    for (auto& in : inputs_) pending->push_back(std::move(in));
+    return;
+  }
+  std::vector<VarPtr> work;
+  pending = &work;
+  for (auto& in : inputs_) work.push_back(std::move(in));
+  while (!work.empty()) {
+    VarPtr v = std::move(work.back());
+    work.pop_back();
+    v.reset();  // may run ~Apply of its owner, which appends to `work`
+  }
+  pending = nullptr;
+}
+
 VarPtr Apply::output(int i) { return VarPtr(shared_from_this(), outputs_.at(i).get()); }
 
 std::vector<VarPtr> Apply::outputs() {

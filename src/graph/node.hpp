@@ -69,6 +69,8 @@ class Variable {
 
 class Apply : public std::enable_shared_from_this<Apply> {
  public:
+  /// Releases upstream nodes iteratively: freeing a long chain must not recurse once per node.
+  ~Apply();
   /// Creates the node and its outputs (one per type).
   static ApplyPtr make(std::shared_ptr<const Op> op, std::vector<VarPtr> inputs, std::vector<TensorType> output_types);
 

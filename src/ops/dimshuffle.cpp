@@ -43,6 +43,17 @@ VarPtr dimshuffle(const VarPtr& x, const std::vector<int>& pattern) {
   bool identity = static_cast<int>(pattern.size()) == nd;
   for (int i = 0; identity && i < nd; ++i) identity = pattern[i] == i;
   if (identity) return x;
+  if (x->kind == graph::VarKind::Constant) {  // fold at build time: literals broadcast for free
+    const Array& c = x->constant;
+    Shape shape;
+    Strides strides;
+    for (int p : pattern) {
+      shape.push_back(p < 0 ? 1 : c.shape()[p]);
+      strides.push_back(p < 0 ? 0 : c.strides()[p]);
+    }
+    Array folded = Array(c.buffer(), c.dtype(), shape, strides, c.offset()).copy();
+    return graph::Variable::make_constant(folded, x->weak, x->name);
+  }
   return graph::make_output(std::make_shared<DimShuffle>(nd, pattern), {x}, t);
 }
 
