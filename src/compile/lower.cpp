@@ -53,7 +53,11 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
     if (!s.ok) throw InternalError(node->describe() + ": the CPU backend does not support it: " + s.reason);
     t.kernel = &cpu.kernel(*node);
     for (auto& in : node->inputs()) t.inputs.push_back(slot_of(in));
-    for (int i = 0; i < node->num_outputs(); ++i) t.outputs.push_back(slot_of(node->output(i)));
+    auto views = node->op().view_map();
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      t.outputs.push_back(slot_of(node->output(i)));
+      t.output_is_view.push_back(views.count(i) > 0);
+    }
     prog->thunks.push_back(std::move(t));
   }
   for (auto& out : fgraph->outputs()) prog->output_slots.push_back(slot_of(out));

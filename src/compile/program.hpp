@@ -20,7 +20,8 @@ struct Thunk {
   std::string reason;  // why it was placed there (explain())
   std::vector<int> inputs;
   std::vector<int> outputs;
-  std::vector<int> release;  // slots dead after this thunk
+  std::vector<bool> output_is_view;  // from the op's view_map: the kernel sets these itself
+  std::vector<int> release;          // slots dead after this thunk
 };
 
 struct Program {

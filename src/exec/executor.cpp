@@ -59,10 +59,9 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
     for (int s : th.inputs) ins.push_back(slots[s]);
     try {
       std::vector<Shape> shapes = node.op().infer_shape(node, ins);
-      auto views = node.op().view_map();
       outs.assign(th.outputs.size(), Array());
       for (size_t o = 0; o < th.outputs.size(); ++o)
-        if (!views.count(static_cast<int>(o)))
+        if (!th.output_is_view[o])
           outs[o] = state.pool.allocate(shapes[o], node.output_raw(static_cast<int>(o))->type.dtype);
       th.kernel->run(nullptr, node, ins, outs);
       for (size_t o = 0; o < th.outputs.size(); ++o) {

@@ -5,6 +5,7 @@
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <shared_mutex>
 #include <sstream>
@@ -118,23 +119,24 @@ std::vector<Array> FunctionImpl::check_inputs(const std::vector<Array>& given) c
   return bound;
 }
 
-std::shared_ptr<compile::Program> FunctionImpl::program_for(const std::vector<Shape>& shapes) {
+FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs) {
   std::string key;
-  for (auto& s : shapes) {
-    for (int64_t n : s) key += n == 1 ? '1' : '.';
+  for (auto& a : inputs) {
+    for (int64_t n : a.shape()) key += n == 1 ? '1' : '.';
     key += '|';
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second.program;
+    if (it != programs_.end()) return it->second;
   }
+  // Compile outside the lock: other signatures keep running meanwhile.
   auto fgraph = std::make_shared<graph::FunctionGraph>(inputs_, outputs_, givens_);
   auto program = compile::lower(fgraph, lower_options_);
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = programs_.try_emplace(key);
   if (inserted) it->second.program = program;
-  return it->second.program;
+  return it->second;
 }
 
 size_t FunctionImpl::num_programs() {
@@ -144,45 +146,37 @@ size_t FunctionImpl::num_programs() {
 
 std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   std::vector<Array> inputs = check_inputs(given);
-  std::vector<Shape> shapes;
-  for (auto& a : inputs) shapes.push_back(a.shape());
-  std::shared_ptr<compile::Program> program = program_for(shapes);
-
+  Entry& entry = program_for(inputs);
   std::unique_ptr<ExecState> state;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [key, entry] : programs_)
-      if (entry.program == program && !entry.idle.empty()) {
-        state = std::move(entry.idle.back());
-        entry.idle.pop_back();
-        break;
-      }
+    if (!entry.idle.empty()) {
+      state = std::move(entry.idle.back());
+      entry.idle.pop_back();
+    }
   }
   if (!state) state = std::make_unique<ExecState>();
 
   std::vector<Array> results;
   try {
     std::shared_lock<std::shared_mutex> read(commit_lock());
-    results = execute(*program, *state, inputs, label());
+    results = execute(*entry.program, *state, inputs, label());
   } catch (...) {
     state->pool.end_call();
     throw;  // nothing was committed: shared variables are unchanged
   }
   // Hand out only buffers this call made, each once: outputs never alias internal
   // buffers, inputs, constants or shared values.
-  std::unordered_set<const Buffer*> handed;
+  std::vector<const Buffer*> handed;
   for (auto& r : results) {
-    if (!state->pool.owned(r) || !handed.insert(r.buffer().get()).second) r = r.copy();
-    handed.insert(r.buffer().get());
+    bool seen = std::find(handed.begin(), handed.end(), r.buffer().get()) != handed.end();
+    if (seen || !state->pool.owned(r)) r = r.copy();
+    handed.push_back(r.buffer().get());
   }
   state->pool.end_call();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [key, entry] : programs_)
-      if (entry.program == program) {
-        entry.idle.push_back(std::move(state));
-        break;
-      }
+    entry.idle.push_back(std::move(state));
   }
   if (!update_targets_.empty()) {
     std::unique_lock<std::shared_mutex> write(commit_lock());
@@ -192,14 +186,18 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   return results;
 }
 
-std::string FunctionImpl::explain() {
-  std::vector<Shape> generic;
+std::vector<Array> FunctionImpl::generic_inputs() const {
+  std::vector<Array> generic;  // shapes only matter: size-1 dims where static, else 2
   for (auto& in : inputs_) {
     Shape s;
     for (int64_t d : in->type.dims) s.push_back(d < 0 ? 2 : d);
-    generic.push_back(s);
+    generic.push_back(Array(nullptr, in->type.dtype, s, contiguous_strides(s)));
   }
-  auto program = program_for(generic);
+  return generic;
+}
+
+std::string FunctionImpl::explain() {
+  auto program = program_for(generic_inputs()).program;
   std::ostringstream os;
   os << label() << ": " << program->thunks.size() << " nodes on " << program->device << ", mode "
      << lower_options_.mode << ", " << num_programs() << " compiled program(s)\n";
@@ -215,13 +213,7 @@ std::string FunctionImpl::explain() {
 }
 
 std::string FunctionImpl::debugprint() {
-  std::vector<Shape> generic;
-  for (auto& in : inputs_) {
-    Shape s;
-    for (int64_t d : in->type.dims) s.push_back(d < 0 ? 2 : d);
-    generic.push_back(s);
-  }
-  auto program = program_for(generic);
+  auto program = program_for(generic_inputs()).program;
   return graph::debugprint(program->fgraph->outputs());
 }
 

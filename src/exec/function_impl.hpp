@@ -25,13 +25,20 @@ class FunctionImpl {
   std::string explain();
   std::string debugprint();
   const std::string& name() const { return name_; }
-  /// The program for inputs with these shapes (compiled on first use).
-  std::shared_ptr<compile::Program> program_for(const std::vector<Shape>& shapes);
+  struct Entry {
+    std::shared_ptr<compile::Program> program;
+    std::vector<std::unique_ptr<ExecState>> idle;  // execution states not in use (guarded by mutex_)
+  };
+  /// The program for inputs with these shapes (compiled on first use). Entries are never
+  /// removed, so the reference stays valid.
+  Entry& program_for(const std::vector<Array>& inputs);
   size_t num_programs();
 
  private:
   std::string label() const { return name_.empty() ? "function" : "function '" + name_ + "'"; }
   std::vector<Array> check_inputs(const std::vector<Array>& inputs) const;
+  /// Placeholder arrays (no data) with the inputs' static shapes, for explain()/debugprint().
+  std::vector<Array> generic_inputs() const;
 
   std::string name_;
   std::vector<graph::VarPtr> inputs_;        // the user's variables (names, types)
@@ -43,11 +50,7 @@ class FunctionImpl {
   compile::LowerOptions lower_options_;
 
   std::mutex mutex_;
-  struct Entry {
-    std::shared_ptr<compile::Program> program;
-    std::vector<std::unique_ptr<ExecState>> idle;  // execution states not in use
-  };
-  std::map<std::string, Entry> programs_;
+  std::map<std::string, Entry> programs_;  // key: which input dims have size 1
 };
 
 }  // namespace theon::detail
