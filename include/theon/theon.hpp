@@ -5,6 +5,7 @@
 #include <theon/dtype.hpp>
 #include <theon/error.hpp>
 #include <theon/function.hpp>
+#include <theon/grad.hpp>
 #include <theon/printing.hpp>
 #include <theon/tensor.hpp>
 #include <theon/var.hpp>

@@ -1,5 +1,6 @@
 #include "ops/blas.hpp"
 
+#include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 #include "util/dispatch.hpp"
 
@@ -78,6 +79,22 @@ graph::Cost Dot::cost(const Apply& node, const std::vector<Shape>& input_shapes)
   c.flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
   c.bytes += static_cast<double>(g.m * g.n * itemsize(node.input(0)->type.dtype));
   return c;
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+std::vector<VarPtr> Dot::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
+  const VarPtr &a = node.input(0), &b = node.input(1), &gz = output_grads[0];
+  if (!gz || !is_float(a->type.dtype)) return {nullptr, nullptr};
+  const int na = a->type.ndim(), nb = b->type.ndim();
+  auto col = [](const VarPtr& v) { return dimshuffle(v, {0, -1}); };  // (n,) -> (n, 1)
+  auto row = [](const VarPtr& v) { return dimshuffle(v, {-1, 0}); };  // (n,) -> (1, n)
+  if (na == 2 && nb == 2) return {dot(gz, transpose(b)), dot(transpose(a), gz)};
+  if (na == 2 && nb == 1) return {dot(col(gz), row(b)), dot(transpose(a), gz)};
+  if (na == 1 && nb == 2) return {dot(b, gz), dot(col(a), row(gz))};
+  return {elemwise(ScalarOpId::Mul, {gz, b}), elemwise(ScalarOpId::Mul, {gz, a})};
 }
 
 }  // namespace theon::ops

@@ -13,6 +13,7 @@ class Dot final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 
 /// dot(a, b) for ranks 1 and 2 (operands promoted to a common dtype); higher ranks go to matmul.

@@ -95,3 +95,18 @@ void DimShuffle::perform(const Apply& node, const std::vector<Array>& inputs, st
 }
 
 }  // namespace theon::ops
+
+namespace theon::ops {
+
+std::vector<VarPtr> DimShuffle::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
+  const VarPtr& gz = output_grads[0];
+  if (!gz || !is_float(node.input(0)->type.dtype)) return {nullptr};
+  // The inverse shuffle: each input dim comes back from its output position; dims the
+  // forward dropped (size 1) come back as 'x'; the forward's 'x' dims (size 1) are dropped.
+  std::vector<int> inverse(input_ndim_, -1);
+  for (size_t i = 0; i < pattern_.size(); ++i)
+    if (pattern_[i] >= 0) inverse[pattern_[i]] = static_cast<int>(i);
+  return {dimshuffle(gz, inverse)};
+}
+
+}  // namespace theon::ops

@@ -20,6 +20,7 @@ class DimShuffle final : public graph::Op {
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::map<int, int> view_map() const override { return {{0, 0}}; }
   graph::Cost cost(const graph::Apply&, const std::vector<Shape>&) const override { return {0, 0, 0}; }
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   int input_ndim_;

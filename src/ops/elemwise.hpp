@@ -22,6 +22,8 @@ class Elemwise final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// Per scalar op (elemwise_grad.cpp); each input's gradient is summed to its run-time shape.
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   ScalarOpId scalar_;

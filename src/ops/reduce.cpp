@@ -2,6 +2,7 @@
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/sum_to.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -25,6 +26,7 @@ std::string_view reduce_kind_name(ReduceKind kind) {
     case ReduceKind::Any: return "any";
     case ReduceKind::All: return "all";
     case ReduceKind::Mean: return "mean";
+    case ReduceKind::Count: return "count";
   }
   return "?";
 }
@@ -78,6 +80,7 @@ VarPtr reduce(ReduceKind kind, const VarPtr& x_in, std::optional<std::vector<int
       x = cast(x, DType::Bool);
       break;
     case ReduceKind::Max: case ReduceKind::Min: break;
+    case ReduceKind::Count: throw InternalError(what + ": use reduce_count");
   }
   graph::TensorType t;
   t.dtype = out;
@@ -91,9 +94,16 @@ VarPtr reduce(ReduceKind kind, const VarPtr& x_in, std::optional<std::vector<int
   return dimshuffle(r, pattern);
 }
 
+VarPtr reduce_count(const VarPtr& x, const std::vector<int>& axes, DType dtype) {
+  graph::TensorType t;
+  t.dtype = dtype;
+  return graph::make_output(std::make_shared<Reduce>(ReduceKind::Count, axes, dtype), {x}, t);
+}
+
 std::vector<Shape> Reduce::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   const Shape& in = inputs[0].shape();
   Shape out;
+  if (kind_ == ReduceKind::Count) return {Shape{}};
   for (int d = 0; d < static_cast<int>(in.size()); ++d) {
     bool reduced = std::binary_search(axes_.begin(), axes_.end(), d);
     if (!reduced) out.push_back(in[d]);
@@ -178,6 +188,7 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
         case ReduceKind::All:
           for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] && bool(p[i * is]);
           break;
+        case ReduceKind::Count: break;
       }
     }
   }
@@ -195,6 +206,12 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
 
 void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
   const Array& in = inputs[0];
+  if (kind_ == ReduceKind::Count) {
+    int64_t count = 1;
+    for (int a : axes_) count *= in.shape()[a];
+    detail::visit_dtype(out_dtype_, [&]<class T>() { outputs[0].data<T>()[0] = static_cast<T>(count); });
+    return;
+  }
   detail::visit_dtype(in.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {
       if (kind_ == ReduceKind::Any || kind_ == ReduceKind::All || kind_ == ReduceKind::Max || kind_ == ReduceKind::Min)
@@ -209,6 +226,39 @@ void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector
       reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
     }
   });
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
+  const VarPtr& x = node.input(0);
+  const VarPtr& gz = output_grads[0];
+  if (!gz || !is_float(x->type.dtype)) return {nullptr};
+  // Put the reduced axes back as broadcastable dims, then broadcast to x's shape.
+  std::vector<int> pattern;
+  for (int d = 0, k = 0; d < x->type.ndim(); ++d)
+    pattern.push_back(std::binary_search(axes_.begin(), axes_.end(), d) ? -1 : k++);
+  auto expand = [&](const VarPtr& v) { return dimshuffle(cast(v, x->type.dtype), pattern); };
+  const VarPtr g = expand(gz);
+  switch (kind_) {
+    case ReduceKind::Sum: return {broadcast_like(g, x)};
+    case ReduceKind::Mean:
+      return {broadcast_like(elemwise(ScalarOpId::TrueDiv, {g, reduce_count(x, axes_, x->type.dtype)}), x)};
+    case ReduceKind::Prod: {
+      // prod / x, exact where x has no zeros (Theano's default gradient as well).
+      const VarPtr out = expand(const_cast<Apply&>(node).output(0));
+      return {elemwise(ScalarOpId::TrueDiv, {elemwise(ScalarOpId::Mul, {g, out}), x})};
+    }
+    case ReduceKind::Max: case ReduceKind::Min: {
+      // Every position equal to the extremum gets the gradient (ties share it all, as Theano).
+      const VarPtr out = expand(const_cast<Apply&>(node).output(0));
+      return {elemwise(ScalarOpId::Switch, {elemwise(ScalarOpId::Eq, {x, out}), g, literal(0, false)})};
+    }
+    case ReduceKind::Any: case ReduceKind::All: case ReduceKind::Count: return {nullptr};
+  }
+  return {nullptr};
 }
 
 }  // namespace theon::ops

@@ -8,7 +8,8 @@
 
 namespace theon::ops {
 
-enum class ReduceKind { Sum, Prod, Max, Min, Any, All, Mean };
+// Count is internal (mean's gradient): the number of elements reduced, as a float.
+enum class ReduceKind { Sum, Prod, Max, Min, Any, All, Mean, Count };
 
 class Reduce final : public graph::Op {
  public:
@@ -21,6 +22,7 @@ class Reduce final : public graph::Op {
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   ReduceKind kind_;
@@ -33,6 +35,9 @@ std::string_view reduce_kind_name(ReduceKind kind);
 /// from the end. Result dtypes follow NumPy: sum/prod of bool or integers give int64, mean
 /// of integers float64, any/all bool.
 graph::VarPtr reduce(ReduceKind kind, const graph::VarPtr& x, std::optional<std::vector<int>> axes, bool keepdims);
+
+/// Internal: the number of elements `x` has along `axes`, as a 0-d array of `dtype`.
+graph::VarPtr reduce_count(const graph::VarPtr& x, const std::vector<int>& axes, DType dtype);
 
 /// Normalises axes for an op on `x`: negative -> positive, range-checked, sorted, unique.
 std::vector<int> normalize_axes(const std::string& what, const graph::VarPtr& x, std::vector<int> axes);
