@@ -1,0 +1,334 @@
+#include "ops/shape.hpp"
+
+#include "ops/elemwise.hpp"
+#include "ops/subtensor.hpp"
+#include "util/dispatch.hpp"
+#include "util/strided.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::TensorType;
+using graph::VarPtr;
+
+// ---- shared helpers ----
+
+std::string label_type(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
+
+std::string user_label(const VarPtr& v) {
+  const graph::Variable* p = v.get();
+  while (p->name.empty() && p->owner && p->owner->inputs().size() == 1 && p->owner->op().name() == "Elemwise" &&
+         p->owner->op().props().size() == 2 && p->owner->op().props()[0].second == "cast")
+    p = p->owner->input(0).get();
+  return p->name.empty() ? v->label() : p->name;
+}
+
+std::string dims_str(const std::vector<int64_t>& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+int64_t scalar_int(const Array& a) {
+  return detail::visit_dtype(a.dtype(), [&]<class T>() { return static_cast<int64_t>(a.data<T>()[0]); });
+}
+
+void require_int_scalar(const VarPtr& v, const std::string& what) {
+  if (v->type.ndim() != 0 || !is_integer(v->type.dtype))
+    throw TypeError(what + ": " + label_type(v) + " must be an integer scalar");
+}
+
+namespace {
+
+// Runs fn(dst_ptr, src_ptr, n, dst_stride, src_stride) over inner rows of dst and src
+// broadcast to dst's shape.
+template <class T, class F>
+void strided_rows(const Array& src, const Array& dst, F&& fn) {
+  if (dst.size() == 0) return;
+  Shape shape = dst.shape();
+  std::vector<Strides> st = {dst.strides(), detail::broadcast_strides(src, shape)};
+  detail::collapse_dims(shape, st);
+  detail::OuterLoop loop(shape, {&st[0], &st[1]}, {0, 0});
+  T* d = dst.data<T>();
+  const T* s = src.data<T>();
+  for (int64_t r = 0; r < loop.count(); ++r, loop.next())
+    fn(d + loop.offsets()[0], s + loop.offsets()[1], shape.back(), st[0].back(), st[1].back());
+}
+
+}  // namespace
+
+void copy_strided(const Array& src, const Array& dst) {
+  detail::visit_dtype(dst.dtype(), [&]<class T>() {
+    strided_rows<T>(src, dst, [](T* d, const T* s, int64_t n, int64_t ds, int64_t ss) {
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+    });
+  });
+}
+
+void add_strided(const Array& src, const Array& dst) {
+  detail::visit_dtype(dst.dtype(), [&]<class T>() {
+    strided_rows<T>(src, dst, [](T* d, const T* s, int64_t n, int64_t ds, int64_t ss) {
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, bool>) d[i * ds] = d[i * ds] || s[i * ss];
+        else if constexpr (std::is_integral_v<T>)  // wrap like NumPy, without signed overflow
+          d[i * ds] = static_cast<T>(static_cast<uint64_t>(d[i * ds]) + static_cast<uint64_t>(s[i * ss]));
+        else d[i * ds] += s[i * ss];
+      }
+    });
+  });
+}
+
+// ---- Reshape ----
+
+namespace {
+
+// Resolves one -1 against `total` elements; ShapeError via `what` on any mismatch.
+// Without `in` (static dims unknown) only the entries themselves are checked.
+Shape resolve_target(const std::string& what, const std::optional<Shape>& in, const std::vector<int64_t>& want) {
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == -1) {
+      if (unknown >= 0) throw ShapeError(what + ": can only specify one unknown dimension (-1) in " + shape_str(want));
+      unknown = static_cast<int>(i);
+    } else if (want[i] < 0) {
+      throw ShapeError(what + ": negative dimension " + std::to_string(want[i]) + " in " + shape_str(want));
+    } else {
+      known *= want[i];
+    }
+  }
+  if (!in) return want;
+  const int64_t total = shape_size(*in);
+  Shape out = want;
+  if (unknown >= 0) {
+    if (known == 0 || total % known != 0)
+      throw ShapeError(what + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
+                       std::to_string(total) + ") into shape " + shape_str(want));
+    out[unknown] = total / known;
+  } else if (known != total) {
+    throw ShapeError(what + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
+                     std::to_string(total) + ") into shape " + shape_str(want));
+  }
+  return out;
+}
+
+std::string reshape_what(const VarPtr& x, const std::string& shape_text) {
+  return "reshape(" + x->label() + ", " + shape_text + ")";
+}
+
+bool all_known(const std::vector<int64_t>& dims) {
+  for (int64_t d : dims)
+    if (d < 0) return false;
+  return true;
+}
+
+}  // namespace
+
+graph::OpProps Reshape::props() const {
+  graph::OpProps p = {{"ndim", std::to_string(ndim_)}};
+  if (flatten_) p.push_back({"flatten", "True"});
+  return p;
+}
+
+VarPtr reshape(const VarPtr& x, const std::vector<int64_t>& shape) {
+  require_supported(x->type.dtype, "reshape(" + x->label() + ")");
+  const std::string what = reshape_what(x, shape_str(shape)) + " of " + label_type(x);
+  TensorType t = x->type;
+  // Static errors where x's dims are known (and the -1 inferred); else the entries' checks.
+  t.dims = resolve_target(what, all_known(x->type.dims) ? std::optional<Shape>(x->type.dims) : std::nullopt, shape);
+  Array value = Array::from_vector<int64_t>(shape, Shape{static_cast<int64_t>(shape.size())});
+  return graph::make_output(std::make_shared<Reshape>(static_cast<int>(shape.size()), false),
+                            {x, ops::constant(value)}, t);
+}
+
+VarPtr reshape(const VarPtr& x, const VarPtr& shape) {
+  const std::string what = reshape_what(x, shape->label());
+  require_supported(x->type.dtype, what);
+  if (shape->type.ndim() != 1 || !is_integer(shape->type.dtype))
+    throw TypeError(what + ": the shape " + label_type(shape) + " must be an integer vector");
+  if (shape->type.dims[0] < 0)
+    throw ShapeError(what + ": the length of the shape " + label_type(shape) +
+                     " must be known statically (it gives the output rank); declare it with "
+                     "tensor::tensor(DType::Int64, {n}) or use tensor::shape(...)");
+  if (shape->kind == graph::VarKind::Constant) return reshape(x, shape->constant.to_vector<int64_t>());
+  TensorType t = x->type;
+  t.dims.assign(shape->type.dims[0], graph::kUnknownDim);
+  return graph::make_output(std::make_shared<Reshape>(static_cast<int>(shape->type.dims[0]), false),
+                            {x, cast(shape, DType::Int64)}, t);
+}
+
+VarPtr flatten(const VarPtr& x, int ndim) {
+  const std::string what = "flatten(" + x->label() + ", ndim=" + std::to_string(ndim) + ")";
+  require_supported(x->type.dtype, what);
+  const int nd = x->type.ndim();
+  if (ndim < 1 || ndim > std::max(nd, 1))
+    throw ShapeError(what + ": ndim must be in [1, " + std::to_string(std::max(nd, 1)) + "] for " + label_type(x));
+  TensorType t = x->type;
+  t.dims.assign(x->type.dims.begin(), x->type.dims.begin() + (ndim - 1));
+  int64_t rest = 1;
+  for (int d = ndim - 1; d < nd; ++d) rest = (rest < 0 || x->type.dims[d] < 0) ? -1 : rest * x->type.dims[d];
+  t.dims.push_back(rest);
+  return graph::make_output(std::make_shared<Reshape>(ndim, true), {x}, t);
+}
+
+std::vector<Shape> Reshape::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const Shape& in = inputs[0].shape();
+  if (flatten_) {
+    Shape out(in.begin(), in.begin() + (ndim_ - 1));
+    int64_t rest = 1;
+    for (size_t d = ndim_ - 1; d < in.size(); ++d) rest *= in[d];
+    out.push_back(rest);
+    return {out};
+  }
+  std::vector<int64_t> want = inputs[1].to_vector<int64_t>();
+  return {resolve_target(node.describe() + " of " + node.input(0)->label(), in, want)};
+}
+
+void Reshape::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  outputs[0] = inputs[0].reshape(infer_shape(node, inputs)[0]);  // Array::reshape copies when not contiguous
+}
+
+// ---- BroadcastTo ----
+
+graph::OpProps BroadcastTo::props() const { return {{"shape", shape_str(shape_)}}; }
+
+namespace {
+// NumPy's rule: align right; each input dim must be 1 or equal to the target.
+bool broadcastable_to(const std::vector<int64_t>& in, const Shape& target) {
+  if (in.size() > target.size()) return false;
+  const size_t lead = target.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] >= 0 && in[d] != 1 && in[d] != target[lead + d]) return false;
+  return true;
+}
+}  // namespace
+
+VarPtr broadcast_to(const VarPtr& x, const std::vector<int64_t>& shape) {
+  const std::string what = "broadcast_to(" + x->label() + ", " + shape_str(shape) + ")";
+  require_supported(x->type.dtype, what);
+  for (int64_t n : shape)
+    if (n < 0) throw ShapeError(what + ": negative dimension in the target shape " + shape_str(shape));
+  if (!broadcastable_to(x->type.dims, shape))
+    throw ShapeError(what + ": cannot broadcast " + label_type(x) + " to shape " + shape_str(shape));
+  TensorType t = x->type;
+  t.dims = shape;
+  return graph::make_output(std::make_shared<BroadcastTo>(shape), {x}, t);
+}
+
+std::vector<Shape> BroadcastTo::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  if (!broadcastable_to(inputs[0].shape(), shape_))
+    throw ShapeError(node.describe() + ": cannot broadcast " + node.input(0)->label() + " of shape " +
+                     shape_str(inputs[0].shape()) + " to shape " + shape_str(shape_));
+  return {shape_};
+}
+
+void BroadcastTo::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  infer_shape(node, inputs);
+  outputs[0] = inputs[0].broadcast_to(shape_);
+}
+
+// ---- Shape ----
+
+VarPtr shape_of(const VarPtr& x) {
+  TensorType t;
+  t.dtype = DType::Int64;
+  t.dims = {x->type.ndim()};
+  return graph::make_output(std::make_shared<ShapeOf>(false), {x}, t);
+}
+
+VarPtr size_of(const VarPtr& x) {
+  TensorType t;
+  t.dtype = DType::Int64;
+  return graph::make_output(std::make_shared<ShapeOf>(true), {x}, t);
+}
+
+std::vector<Shape> ShapeOf::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
+  if (size_) return {Shape{}};
+  return {Shape{inputs[0].ndim()}};
+}
+
+void ShapeOf::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  int64_t* out = outputs[0].data<int64_t>();
+  if (size_) *out = inputs[0].size();
+  else
+    for (int d = 0; d < inputs[0].ndim(); ++d) out[d] = inputs[0].shape()[d];
+}
+
+// ---- Alloc ----
+
+VarPtr alloc(const VarPtr& value_in, const std::vector<VarPtr>& shape) {
+  std::string what = "alloc(" + value_in->label();
+  for (auto& s : shape) what += ", " + s->label();
+  what += ")";
+  require_supported(value_in->type.dtype, what);
+  VarPtr value = value_in;
+  if (value->weak) value = cast(value, result_type({{value->type.dtype, true}}, config().floatX));
+  std::vector<VarPtr> inputs = {value};
+  TensorType t;
+  t.dtype = value->type.dtype;
+  for (auto& s : shape) {
+    require_int_scalar(s, what + ": size");
+    int64_t n = graph::kUnknownDim;
+    if (s->kind == graph::VarKind::Constant) {
+      n = scalar_int(s->constant);
+      if (n < 0) throw ShapeError(what + ": negative dimension " + std::to_string(n));
+    }
+    t.dims.push_back(n);
+    inputs.push_back(cast(s, DType::Int64));
+  }
+  if (value->type.ndim() > static_cast<int>(shape.size()) ||
+      (all_known(t.dims) && !broadcastable_to(value->type.dims, t.dims)))
+    throw ShapeError(what + ": the value " + label_type(value) + " cannot be broadcast to shape " + dims_str(t.dims));
+  return graph::make_output(std::make_shared<Alloc>(), inputs, t);
+}
+
+VarPtr fill_like(const VarPtr& x, double fill, std::optional<DType> dtype, const std::string& what) {
+  const DType dt = dtype.value_or(x->type.dtype);
+  require_supported(dt, what + "(" + x->label() + ")");
+  std::vector<VarPtr> sizes;
+  VarPtr shp;
+  for (int d = 0; d < x->type.ndim(); ++d) {
+    int64_t n = x->type.dims[d];
+    if (n >= 0) {
+      sizes.push_back(ops::constant(Array::scalar(static_cast<double>(n), DType::Int64)));
+      continue;
+    }
+    // x.shape[d], as Theano builds it: the Shape vector indexed by d.
+    if (!shp) shp = shape_of(x);
+    sizes.push_back(subtensor(shp, {Index(static_cast<int64_t>(d))}));
+  }
+  return alloc(ops::constant(Array::scalar(fill, dt)), sizes);
+}
+
+std::vector<Shape> Alloc::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  Shape out;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    int64_t n = scalar_int(inputs[i]);
+    if (n < 0)
+      throw ShapeError(node.describe() + ": negative dimension " + std::to_string(n) + " given by " +
+                       node.input(static_cast<int>(i))->label());
+    out.push_back(n);
+  }
+  if (!broadcastable_to(inputs[0].shape(), out))
+    throw ShapeError(node.describe() + ": the value " + node.input(0)->label() + " of shape " +
+                     shape_str(inputs[0].shape()) + " cannot be broadcast to shape " + shape_str(out));
+  return {out};
+}
+
+void Alloc::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  copy_strided(inputs[0], outputs[0]);
+}
+
+graph::Cost Alloc::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  // Reads the value and writes the output; the sizes are values, so only static dims count.
+  graph::Cost c;
+  const auto& dims = node.output_raw(0)->type.dims;
+  const double out = all_known(dims) ? static_cast<double>(shape_size(dims)) : 0.0;
+  c.bytes = (static_cast<double>(shape_size(input_shapes[0])) + out) * static_cast<double>(itemsize(node.input(0)->type.dtype));
+  return c;
+}
+
+}  // namespace theon::ops

@@ -1,0 +1,474 @@
+#include "ops/subtensor.hpp"
+
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/shape.hpp"
+#include "util/dispatch.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::TensorType;
+using graph::VarPtr;
+using Kind = IndexEntry::Kind;
+
+namespace {
+
+// ---- index specs ----
+
+std::string part_str(const IndexEntry::Part& p) {
+  switch (p.kind) {
+    case Kind::None: return "";
+    case Kind::Const: return std::to_string(p.value);
+    case Kind::Input: return "$" + std::to_string(p.value);
+  }
+  return "?";
+}
+
+std::string spec_str(const IndexSpec& spec) {
+  std::string s;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    const IndexEntry& e = spec[i];
+    s += i ? ", " : "";
+    if (!e.is_slice) s += part_str(e.start);
+    else s += part_str(e.start) + ":" + part_str(e.stop) + (e.step.kind == Kind::None ? "" : ":" + part_str(e.step));
+  }
+  return s;
+}
+
+// The value of a bound: nullopt when absent; `bounds` are the node's bound inputs.
+std::optional<int64_t> part_value(const IndexEntry::Part& p, const Array* bounds) {
+  if (p.kind == Kind::None) return std::nullopt;
+  if (p.kind == Kind::Const) return p.value;
+  return scalar_int(bounds[p.value]);
+}
+
+// Python's slice.indices(n) plus the length; nullopt bounds are omitted ones.
+DimSelection python_slice(int64_t n, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) {
+  auto clamp = [&](int64_t i) {
+    if (i < 0) i += n;
+    if (i < 0) return step < 0 ? int64_t(-1) : int64_t(0);
+    if (i >= n) return step < 0 ? n - 1 : n;
+    return i;
+  };
+  DimSelection s;
+  s.step = step;
+  s.start = start ? clamp(*start) : (step < 0 ? n - 1 : 0);
+  const int64_t e = stop ? clamp(*stop) : (step < 0 ? -1 : n);
+  if (step > 0) s.len = e > s.start ? (e - s.start - 1) / step + 1 : 0;
+  else s.len = s.start > e ? (s.start - e - 1) / (-step) + 1 : 0;
+  return s;
+}
+
+std::string step_zero(const std::string& what) { return what + ": slice step cannot be zero"; }
+
+std::string index_error(const std::string& what, const std::string& var, int64_t index, int axis, int64_t n) {
+  return what + ": index " + std::to_string(index) + " is out of bounds for axis " + std::to_string(axis) + " of " +
+         var + " with size " + std::to_string(n);
+}
+
+// Resolves every dim of `shape` (dims past the spec are kept whole).
+std::vector<DimSelection> resolve(const IndexSpec& spec, const Shape& shape, const Array* bounds,
+                                  const std::string& what, const std::string& var) {
+  std::vector<DimSelection> sel(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t n = shape[d];
+    if (d >= spec.size()) {
+      sel[d] = {0, 1, n, false};
+      continue;
+    }
+    const IndexEntry& e = spec[d];
+    if (!e.is_slice) {
+      int64_t i = *part_value(e.start, bounds);
+      const int64_t orig = i;
+      if (i < 0) i += n;
+      if (i < 0 || i >= n)
+        throw IndexError(index_error(what, var, orig, static_cast<int>(d), n) + " (shape " + shape_str(shape) + ")");
+      sel[d] = {i, 1, 1, true};
+      continue;
+    }
+    const int64_t step = part_value(e.step, bounds).value_or(1);
+    if (step == 0) throw ValueError(step_zero(what));
+    sel[d] = python_slice(n, part_value(e.start, bounds), part_value(e.stop, bounds), step);
+  }
+  return sel;
+}
+
+Shape selected_shape(const std::vector<DimSelection>& sel) {
+  Shape out;
+  for (auto& s : sel)
+    if (!s.drop) out.push_back(s.len);
+  return out;
+}
+
+Array selected_view(const Array& a, const std::vector<DimSelection>& sel) {
+  Shape shape;
+  Strides strides;
+  int64_t offset = a.offset();
+  bool empty = false;
+  for (size_t d = 0; d < sel.size(); ++d) {
+    if (sel[d].len == 0) empty = true;
+    offset += sel[d].start * a.strides()[d];
+    if (sel[d].drop) continue;
+    shape.push_back(sel[d].len);
+    strides.push_back(a.strides()[d] * sel[d].step);
+  }
+  return Array(a.buffer(), a.dtype(), shape, strides, empty ? a.offset() : offset);
+}
+
+// Static output dims: known where the dim and the bounds are.
+std::vector<int64_t> static_dims(const IndexSpec& spec, const VarPtr& x, const std::string& what) {
+  std::vector<int64_t> dims;
+  for (int d = 0; d < x->type.ndim(); ++d) {
+    const int64_t n = x->type.dims[d];
+    if (d >= static_cast<int>(spec.size())) {
+      dims.push_back(n);
+      continue;
+    }
+    const IndexEntry& e = spec[d];
+    if (!e.is_slice) {
+      if (n >= 0 && e.start.kind == Kind::Const && (e.start.value >= n || e.start.value < -n))
+        throw IndexError(index_error(what, label_type(x), e.start.value, d, n));
+      continue;
+    }
+    if (e.step.kind == Kind::Const && e.step.value == 0) throw ValueError(step_zero(what));
+    const bool whole = e.start.kind == Kind::None && e.stop.kind == Kind::None && e.step.kind == Kind::None;
+    const bool constant = e.start.kind != Kind::Input && e.stop.kind != Kind::Input && e.step.kind != Kind::Input;
+    if (whole) dims.push_back(n);
+    else if (n >= 0 && constant)
+      dims.push_back(python_slice(n, part_value(e.start, nullptr), part_value(e.stop, nullptr),
+                                  part_value(e.step, nullptr).value_or(1)).len);
+    else dims.push_back(graph::kUnknownDim);
+  }
+  return dims;
+}
+
+IndexEntry::Part make_part(const Bound& b, std::vector<VarPtr>& bound_inputs, const std::string& what) {
+  IndexEntry::Part p;
+  if (b.var) {
+    require_int_scalar(b.var, what + ": index bound");
+    if (b.var->kind == graph::VarKind::Constant) return {Kind::Const, scalar_int(b.var->constant)};
+    p = {Kind::Input, static_cast<int64_t>(bound_inputs.size())};
+    bound_inputs.push_back(b.var);
+  } else if (b.value) {
+    p = {Kind::Const, *b.value};
+  }
+  return p;
+}
+
+std::string index_text(const VarPtr& x, const std::vector<Index>& indices) {
+  std::string s = x->label() + "[";
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const Index& ix = indices[i];
+    auto b = [](const Bound& bd) { return bd.var ? bd.var->label() : bd.value ? std::to_string(*bd.value) : ""; };
+    s += i ? ", " : "";
+    if (ix.array) s += ix.array->label();
+    else if (!ix.is_slice) s += b(ix.scalar);
+    else s += b(ix.slice.start) + ":" + b(ix.slice.stop) + (ix.slice.step.empty() ? "" : ":" + b(ix.slice.step));
+  }
+  return s + "]";
+}
+
+bool is_whole_slice(const Index& ix) {
+  return ix.is_slice && ix.slice.start.empty() && ix.slice.stop.empty() && ix.slice.step.empty();
+}
+
+VarPtr basic_subtensor(const VarPtr& x, const std::vector<Index>& indices, const std::string& what) {
+  IndexSpec spec;
+  std::vector<VarPtr> inputs = {x};
+  std::vector<VarPtr> bounds;
+  for (const Index& ix : indices) {
+    IndexEntry e;
+    e.is_slice = ix.is_slice;
+    if (ix.is_slice) {
+      e.start = make_part(ix.slice.start, bounds, what);
+      e.stop = make_part(ix.slice.stop, bounds, what);
+      e.step = make_part(ix.slice.step, bounds, what);
+    } else {
+      e.start = make_part(ix.scalar, bounds, what);
+    }
+    spec.push_back(e);
+  }
+  TensorType t = x->type;
+  t.dims = static_dims(spec, x, what);
+  inputs.insert(inputs.end(), bounds.begin(), bounds.end());
+  return graph::make_output(std::make_shared<Subtensor>(spec), inputs, t);
+}
+
+void require_indices(const VarPtr& indices, const std::string& what) {
+  if (!is_integer(indices->type.dtype))
+    throw TypeError(what + ": the indices " + label_type(indices) +
+                    " must be integers (boolean mask indexing is not supported)");
+}
+
+// The wrapped indices, each checked against the axis size.
+std::vector<int64_t> checked_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Array& x) {
+  std::vector<int64_t> v = idx.to_vector<int64_t>();
+  const int64_t n = x.shape()[axis];
+  for (int64_t& i : v) {
+    const int64_t orig = i;
+    if (i < 0) i += n;
+    if (i < 0 || i >= n)
+      throw IndexError(index_error(node.describe(), node.input(0)->label(), orig, axis, n) + " (shape " +
+                       shape_str(x.shape()) + ", indices " + node.input(idx_input)->label() + ")");
+  }
+  return v;
+}
+
+Shape take_shape(const Shape& x, const Shape& idx, int axis) {
+  Shape out(x.begin(), x.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  return out;
+}
+
+// y must broadcast to the region: NumPy's rule for assignment.
+void check_assignable(const std::string& what, const std::string& y_label, const Shape& y, const Shape& region) {
+  bool ok = y.size() <= region.size();
+  for (size_t d = 0; ok && d < y.size(); ++d) {
+    const int64_t r = region[region.size() - y.size() + d];
+    ok = y[d] == 1 || y[d] == r;
+  }
+  if (!ok)
+    throw ShapeError(what + ": cannot broadcast " + y_label + " of shape " + shape_str(y) +
+                     " to the indexed region of shape " + shape_str(region));
+}
+
+// y converted to x's dtype: literals always; arrays when NumPy's same_kind casting allows.
+VarPtr assignable_value(const VarPtr& x, const VarPtr& y, const std::string& what) {
+  const DType xd = x->type.dtype, yd = y->type.dtype;
+  require_supported(yd, what);
+  const bool same_kind = y->weak || xd == yd || is_float(xd) || (is_integer(xd) && !is_float(yd));
+  if (!same_kind)
+    throw TypeError(what + ": cannot write " + label_type(y) + " into " + label_type(x) + " (casting " +
+                    std::string(dtype_name(yd)) + " to " + std::string(dtype_name(xd)) + " would lose its kind)");
+  return cast(y, xd);
+}
+
+void check_static_assignable(const std::string& what, const VarPtr& y, const VarPtr& sub) {
+  const auto& yd = y->type.dims;
+  const auto& sd = sub->type.dims;
+  bool ok = yd.size() <= sd.size();
+  for (size_t d = 0; ok && d < yd.size(); ++d) {
+    const int64_t r = sd[sd.size() - yd.size() + d];
+    ok = yd[d] < 0 || yd[d] == 1 || r < 0 || yd[d] == r;
+  }
+  if (!ok)
+    throw ShapeError(what + ": cannot broadcast " + label_type(y) + " to the indexed region " + label_type(sub));
+}
+
+}  // namespace
+
+// ---- Subtensor ----
+
+graph::OpProps Subtensor::props() const { return {{"", spec_str(spec_)}}; }
+
+VarPtr subtensor(const VarPtr& x, const std::vector<Index>& indices) {
+  const std::string what = index_text(x, indices);
+  require_supported(x->type.dtype, what);
+  if (static_cast<int>(indices.size()) > x->type.ndim())
+    throw IndexError(what + ": too many indices for " + label_type(x) + ": it has " +
+                     std::to_string(x->type.ndim()) + " dims but " + std::to_string(indices.size()) +
+                     " were indexed");
+  int array_at = -1;
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (indices[i].array) {
+      if (array_at >= 0)
+        throw NotImplementedError(what + ": only one integer-array index is supported (use take repeatedly)");
+      array_at = static_cast<int>(i);
+    }
+  if (array_at < 0) return basic_subtensor(x, indices, what);
+
+  // One array index: basic indexing of the rest, then a take along the array's dim.
+  const VarPtr idx = indices[array_at].array;
+  require_indices(idx, what);
+  std::vector<Index> basic = indices;
+  basic[array_at] = Index(Slice{});
+  const bool any_basic = std::any_of(basic.begin(), basic.end(), [](const Index& ix) { return !is_whole_slice(ix); });
+  const VarPtr base = any_basic ? basic_subtensor(x, basic, what) : x;
+  int axis = 0, first_adv = array_at, last_adv = array_at;
+  for (int i = 0; i < array_at; ++i) axis += indices[i].is_slice ? 1 : 0;
+  for (int i = 0; i < static_cast<int>(indices.size()); ++i)
+    if (!indices[i].is_slice) first_adv = std::min(first_adv, i), last_adv = std::max(last_adv, i);
+  VarPtr r = take(base, idx, axis, any_basic);
+  bool adjacent = true;
+  for (int i = first_adv; i <= last_adv; ++i) adjacent = adjacent && !indices[i].is_slice;
+  if (adjacent || axis == 0) return r;
+  // NumPy puts the indexed dims first when integer indices and the array are separated by a slice.
+  const int k = idx->type.ndim(), nd = r->type.ndim();
+  std::vector<int> pattern;
+  for (int i = 0; i < k; ++i) pattern.push_back(axis + i);
+  for (int i = 0; i < nd; ++i)
+    if (i < axis || i >= axis + k) pattern.push_back(i);
+  return dimshuffle(r, pattern);
+}
+
+std::vector<Shape> Subtensor::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  return {selected_shape(resolve(spec_, inputs[0].shape(), inputs.data() + 1, node.describe(), node.input(0)->label()))};
+}
+
+void Subtensor::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  outputs[0] = selected_view(inputs[0], resolve(spec_, inputs[0].shape(), inputs.data() + 1, node.describe(),
+                                                node.input(0)->label()));
+}
+
+// ---- IncSubtensor ----
+
+graph::OpProps IncSubtensor::props() const {
+  return {{"", spec_str(spec_)}, {"", set_ ? "set" : "inc"}};
+}
+
+std::vector<Shape> IncSubtensor::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  auto sel = resolve(spec_, inputs[0].shape(), inputs.data() + 2, node.describe(), node.input(0)->label());
+  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(), selected_shape(sel));
+  return {inputs[0].shape()};
+}
+
+void IncSubtensor::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  infer_shape(node, inputs);
+  copy_strided(inputs[0], outputs[0]);
+  auto sel = resolve(spec_, outputs[0].shape(), inputs.data() + 2, node.describe(), node.input(0)->label());
+  Array region = selected_view(outputs[0], sel);
+  if (set_) copy_strided(inputs[1], region);
+  else add_strided(inputs[1], region);
+}
+
+graph::Cost IncSubtensor::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);  // reads x and y
+  c.bytes += static_cast<double>(shape_size(input_shapes[0]) * itemsize(node.input(0)->type.dtype));
+  c.flops = set_ ? 0 : static_cast<double>(shape_size(input_shapes[1]));
+  return c;
+}
+
+// ---- AdvancedSubtensor1 (take) ----
+
+graph::OpProps AdvancedSubtensor1::props() const {
+  graph::OpProps p = {{"axis", std::to_string(axis_)}};
+  if (nested_) p.push_back({"nested", "True"});
+  return p;
+}
+
+VarPtr take(const VarPtr& x, const VarPtr& indices, int axis, bool nested) {
+  const std::string what = "take(" + x->label() + ", " + indices->label() + ", axis=" + std::to_string(axis) + ")";
+  require_supported(x->type.dtype, what);
+  require_indices(indices, what);
+  const int nd = x->type.ndim();
+  const int orig = axis;
+  if (axis < 0) axis += nd;
+  if (axis < 0 || axis >= nd)
+    throw ShapeError(what + ": axis " + std::to_string(orig) + " is out of bounds for " + label_type(x));
+  TensorType t = x->type;
+  t.dims = take_shape(x->type.dims, indices->type.dims, axis);
+  return graph::make_output(std::make_shared<AdvancedSubtensor1>(axis, nested), {x, indices}, t);
+}
+
+std::vector<Shape> AdvancedSubtensor1::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
+  return {take_shape(inputs[0].shape(), inputs[1].shape(), axis_)};
+}
+
+namespace {
+// Splits x's shape around `axis` into (outer, axis size, inner) element counts.
+void around_axis(const Shape& s, int axis, int64_t& outer, int64_t& inner) {
+  outer = 1, inner = 1;
+  for (int d = 0; d < static_cast<int>(s.size()); ++d) {
+    if (d < axis) outer *= s[d];
+    if (d > axis) inner *= s[d];
+  }
+}
+}  // namespace
+
+void AdvancedSubtensor1::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array x = inputs[0].contiguous();
+  const std::vector<int64_t> idx = checked_indices(node, inputs[1], 1, axis_, x);
+  int64_t outer, inner;
+  around_axis(x.shape(), axis_, outer, inner);
+  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
+  if (outputs[0].size() == 0) return;
+  const size_t row = static_cast<size_t>(inner) * itemsize(x.dtype());
+  const char* src = static_cast<const char*>(x.data());
+  char* dst = static_cast<char*>(outputs[0].data());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j) std::memcpy(dst + (o * m + j) * row, src + (o * n + idx[j]) * row, row);
+}
+
+// ---- AdvancedIncSubtensor1 ----
+
+graph::OpProps AdvancedIncSubtensor1::props() const {
+  return {{"axis", std::to_string(axis_)}, {"", set_ ? "set" : "inc"}};
+}
+
+std::vector<Shape> AdvancedIncSubtensor1::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(),
+                   take_shape(inputs[0].shape(), inputs[2].shape(), axis_));
+  return {inputs[0].shape()};
+}
+
+void AdvancedIncSubtensor1::perform(const Apply& node, const std::vector<Array>& inputs,
+                                    std::vector<Array>& outputs) const {
+  const Array& x = inputs[0];
+  const std::vector<int64_t> idx = checked_indices(node, inputs[2], 2, axis_, x);
+  const Shape region = take_shape(x.shape(), inputs[2].shape(), axis_);
+  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(), region);
+  Array out = outputs[0];
+  copy_strided(x, out);
+  if (out.size() == 0 || shape_size(region) == 0) return;
+  const Array y = inputs[1].broadcast_to(region).copy();  // contiguous, one value per written element
+  int64_t outer, inner;
+  around_axis(x.shape(), axis_, outer, inner);
+  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
+  detail::visit_dtype(x.dtype(), [&]<class T>() {
+    T* o = out.data<T>();
+    const T* v = y.data<T>();
+    // Sequential, so repeated indices accumulate (inc) or the last wins (set), as NumPy.
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t j = 0; j < m; ++j) {
+        T* dst = o + (a * n + idx[j]) * inner;
+        const T* src = v + (a * m + j) * inner;
+        for (int64_t k = 0; k < inner; ++k) {
+          if (set_) dst[k] = src[k];
+          else if constexpr (std::is_same_v<T, bool>) dst[k] = dst[k] || src[k];
+          else if constexpr (std::is_integral_v<T>)
+            dst[k] = static_cast<T>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(src[k]));
+          else dst[k] += src[k];
+        }
+      }
+  });
+}
+
+// ---- set_subtensor / inc_subtensor ----
+
+VarPtr inc_subtensor(const VarPtr& sub, const VarPtr& y_in, bool set) {
+  const std::string what =
+      std::string(set ? "set_subtensor(" : "inc_subtensor(") + sub->label() + ", " + y_in->label() + ")";
+  const Apply* owner = sub->owner;
+  const std::string op = owner ? owner->op().name() : "";
+  if (op != "Subtensor" && op != "AdvancedSubtensor1")
+    throw TypeError(what + ": the first argument " + label_type(sub) +
+                    " must be the result of indexing (x[...] or take), but it is " +
+                    (owner ? "computed by " + owner->describe()
+                           : sub->kind == graph::VarKind::Shared     ? std::string("a shared variable")
+                           : sub->kind == graph::VarKind::Constant ? std::string("a constant")
+                                                                     : std::string("an input variable")));
+  const VarPtr x = owner->input(0);
+  const VarPtr y = assignable_value(x, y_in, what);
+  check_static_assignable(what, y, sub);
+  if (op == "Subtensor") {
+    std::vector<VarPtr> inputs = {x, y};
+    for (size_t i = 1; i < owner->inputs().size(); ++i) inputs.push_back(owner->input(static_cast<int>(i)));
+    const auto& spec = static_cast<const Subtensor&>(owner->op()).spec();
+    return graph::make_output(std::make_shared<IncSubtensor>(spec, set), inputs, x->type);
+  }
+  const auto& adv = static_cast<const AdvancedSubtensor1&>(owner->op());
+  VarPtr updated = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(adv.axis(), set),
+                                      {x, y, owner->input(1)}, x->type);
+  if (!adv.nested()) return updated;
+  // x[slices, idx]: write the updated slice region back into the original tensor.
+  return inc_subtensor(x, updated, /*set=*/true);
+}
+
+}  // namespace theon::ops

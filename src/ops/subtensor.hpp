@@ -1,0 +1,104 @@
+// Indexing: Subtensor (basic indexing, a view), AdvancedSubtensor1 (take: integer-array
+// indexing along one axis, a copy) and their writing forms IncSubtensor /
+// AdvancedIncSubtensor1 (set_subtensor, inc_subtensor: a new tensor, x is not modified).
+#pragma once
+#include "graph/op.hpp"
+
+#include <theon/var.hpp>
+
+#include <optional>
+#include <vector>
+
+namespace theon::ops {
+
+/// One entry of a basic index: an integer (drops the dim) or a slice. Each bound is absent,
+/// a constant (folded into the op, so equal indexings merge) or a symbolic scalar input.
+struct IndexEntry {
+  enum class Kind : uint8_t { None, Const, Input };
+  struct Part {
+    Kind kind = Kind::None;
+    int64_t value = 0;  // the constant; for Input, the position among the node's bound inputs
+  };
+  bool is_slice = false;
+  Part start, stop, step;  // an integer index uses `start` only
+};
+using IndexSpec = std::vector<IndexEntry>;
+
+/// Python's slice semantics resolved against a dim: the selection's first element, step
+/// and length (step 0 is rejected by the caller).
+struct DimSelection {
+  int64_t start = 0, step = 1, len = 0;
+  bool drop = false;  // an integer index
+};
+
+class Subtensor final : public graph::Op {
+ public:
+  explicit Subtensor(IndexSpec spec) : spec_(std::move(spec)) {}
+  const IndexSpec& spec() const { return spec_; }
+  std::string name() const override { return "Subtensor"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::map<int, int> view_map() const override { return {{0, 0}}; }
+  graph::Cost cost(const graph::Apply&, const std::vector<Shape>&) const override { return {0, 0, 0}; }
+
+ private:
+  IndexSpec spec_;
+};
+
+/// x with the region that `spec` selects set to (or incremented by) y, broadcast.
+/// Inputs: x, y, then the spec's symbolic bounds.
+class IncSubtensor final : public graph::Op {
+ public:
+  IncSubtensor(IndexSpec spec, bool set) : spec_(std::move(spec)), set_(set) {}
+  std::string name() const override { return "IncSubtensor"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+
+ private:
+  IndexSpec spec_;
+  bool set_;
+};
+
+/// numpy.take(x, indices, axis): inputs x and an integer tensor of indices. `nested` marks
+/// the take that x[...] builds after a Subtensor, so set_subtensor can write through both.
+class AdvancedSubtensor1 final : public graph::Op {
+ public:
+  AdvancedSubtensor1(int axis, bool nested) : axis_(axis), nested_(nested) {}
+  int axis() const { return axis_; }
+  bool nested() const { return nested_; }
+  std::string name() const override { return "AdvancedSubtensor1"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+
+ private:
+  int axis_;
+  bool nested_;
+};
+
+/// Inputs x, y, indices: x with x.take(indices, axis) set to / incremented by y. Repeated
+/// indices accumulate for inc (numpy.add.at); for set the last one wins.
+class AdvancedIncSubtensor1 final : public graph::Op {
+ public:
+  AdvancedIncSubtensor1(int axis, bool set) : axis_(axis), set_(set) {}
+  std::string name() const override { return "AdvancedIncSubtensor1"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+
+ private:
+  int axis_;
+  bool set_;
+};
+
+/// x[indices] with NumPy semantics: integers drop dims, slices keep them, one integer
+/// array index selects along its dim (a take; moved first when NumPy would).
+graph::VarPtr subtensor(const graph::VarPtr& x, const std::vector<Index>& indices);
+graph::VarPtr take(const graph::VarPtr& x, const graph::VarPtr& indices, int axis, bool nested = false);
+/// set (or increment) the region `sub` selects; `sub` must be an x[...] or take result.
+graph::VarPtr inc_subtensor(const graph::VarPtr& sub, const graph::VarPtr& y, bool set);
+
+}  // namespace theon::ops
