@@ -11,6 +11,7 @@
 #include <theon/dtype.hpp>
 
 #include <concepts>
+#include <initializer_list>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,7 +40,7 @@ struct Bound {
 
 /// start:stop:step; empty bounds mean "from the start", "to the end", "step 1".
 struct Slice {
-  Bound start, stop, step;
+  Bound start{}, stop{}, step{};
 };
 
 /// One entry of an index expression: an integer (drops the dim), a Slice, or an integer
@@ -82,6 +83,8 @@ class Var {
   Var astype(DType dtype) const;
   Var operator[](const Index& index) const;
   Var operator[](const std::vector<Index>& indices) const;
+  /// x[{Slice{0, 10}, 3}] and x[{i}]: a braced list picks this overload unambiguously.
+  Var operator[](std::initializer_list<Index> indices) const { return (*this)[std::vector<Index>(indices)]; }
   /// The symbolic shape (an int64 vector).
   Var shape() const;
 

@@ -1,0 +1,192 @@
+// grad and verify_grad: every differentiable op of the core against finite differences,
+// second derivatives, Theano's controls and their errors.
+#include <theon/theon.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace theon {
+namespace {
+
+using VarFn = std::function<Var(const std::vector<Var>&)>;
+
+Array pos(const Shape& s, uint64_t seed) {  // values in (0.5, 1.5): safe for log, sqrt, pow, div
+  Array r = Array::rand(s, seed, DType::Float64);
+  std::vector<double> v = r.to_vector<double>();
+  for (double& x : v) x += 0.5;
+  return Array::from_vector<double>(v, s);
+}
+Array nrm(const Shape& s, uint64_t seed) { return Array::randn(s, seed, DType::Float64); }
+
+struct GradCase {
+  std::string name;
+  VarFn fn;
+  std::vector<Array> points;
+};
+
+class VerifyGradTest : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(VerifyGradTest, MatchesFiniteDifferences) {
+  const GradCase& c = GetParam();
+  EXPECT_NO_THROW(verify_grad(c.fn, c.points)) << c.name;
+}
+
+std::vector<GradCase> cases() {
+  using namespace tensor;
+  const Shape m{3, 4}, row{1, 4}, col{3, 1};
+  auto u = [](auto f) { return [f](const std::vector<Var>& v) { return f(v[0]); }; };
+  auto b = [](auto f) { return [f](const std::vector<Var>& v) { return f(v[0], v[1]); }; };
+  return {
+      {"add_broadcast", b([](Var a, Var c) { return a + c; }), {nrm(m, 1), nrm(row, 2)}},
+      {"sub_broadcast_col", b([](Var a, Var c) { return a - c; }), {nrm(m, 1), nrm(col, 2)}},
+      {"mul_rank_diff", b([](Var a, Var c) { return a * c; }), {nrm(m, 1), nrm({4}, 2)}},
+      {"true_div", b([](Var a, Var c) { return a / c; }), {nrm(m, 1), pos(m, 2)}},
+      {"pow", b([](Var a, Var c) { return tensor::pow(a, c); }), {pos(m, 1), nrm(m, 2)}},
+      {"mod", b([](Var a, Var c) { return a % c; }), {pos(m, 1), pos({}, 2)}},
+      {"neg", u([](Var a) { return -a; }), {nrm(m, 1)}},
+      {"abs", u([](Var a) { return tensor::abs(a); }), {nrm(m, 1)}},
+      {"sqr", u([](Var a) { return sqr(a); }), {nrm(m, 1)}},
+      {"exp", u([](Var a) { return tensor::exp(a); }), {nrm(m, 1)}},
+      {"log", u([](Var a) { return tensor::log(a); }), {pos(m, 1)}},
+      {"log1p", u([](Var a) { return tensor::log1p(a); }), {pos(m, 1)}},
+      {"expm1", u([](Var a) { return tensor::expm1(a); }), {nrm(m, 1)}},
+      {"sqrt", u([](Var a) { return tensor::sqrt(a); }), {pos(m, 1)}},
+      {"tanh", u([](Var a) { return tensor::tanh(a); }), {nrm(m, 1)}},
+      {"sigmoid", u([](Var a) { return sigmoid(a); }), {nrm(m, 1)}},
+      {"softplus", u([](Var a) { return softplus(a); }), {nrm(m, 1)}},
+      {"sin", u([](Var a) { return tensor::sin(a); }), {nrm(m, 1)}},
+      {"cos", u([](Var a) { return tensor::cos(a); }), {nrm(m, 1)}},
+      {"relu", u([](Var a) { return relu(a); }), {nrm(m, 5)}},
+      {"maximum", b([](Var a, Var c) { return maximum(a, c); }), {nrm(m, 1), nrm(row, 2)}},
+      {"minimum", b([](Var a, Var c) { return minimum(a, c); }), {nrm(m, 1), nrm(col, 2)}},
+      {"clip", b([](Var a, Var c) { return clip(a, c, c + 1.0); }), {nrm(m, 1), nrm({}, 2)}},
+      {"switch", b([](Var a, Var c) { return switch_(a > 0.0, a * c, c); }), {nrm(m, 1), nrm(m, 2)}},
+      {"cast_to_int_is_constant", u([](Var a) { return cast(cast(a * 3.0, DType::Int32), DType::Float64) * a; }), {nrm(m, 1)}},
+      {"sum_all", u([](Var a) { return sum(a * a); }), {nrm(m, 1)}},
+      {"sum_axis_keep", u([](Var a) { return sum(a * a, std::vector<int>{1}, true) * a; }), {nrm(m, 1)}},
+      {"mean_axis", u([](Var a) { return mean(tensor::exp(a), std::vector<int>{0}); }), {nrm(m, 1)}},
+      {"prod", u([](Var a) { return prod(a, std::vector<int>{1}); }), {pos(m, 1)}},
+      {"max_axis", u([](Var a) { return tensor::max(a, std::vector<int>{1}); }), {nrm(m, 1)}},
+      {"min_all", u([](Var a) { return tensor::min(a); }), {nrm(m, 1)}},
+      {"dot_mm", b([](Var a, Var c) { return dot(a, c); }), {nrm(m, 1), nrm({4, 2}, 2)}},
+      {"dot_mv", b([](Var a, Var c) { return dot(a, c); }), {nrm(m, 1), nrm({4}, 2)}},
+      {"dot_vm", b([](Var a, Var c) { return dot(a, c); }), {nrm({3}, 1), nrm(m, 2)}},
+      {"dot_vv", b([](Var a, Var c) { return dot(a, c); }), {nrm({4}, 1), nrm({4}, 2)}},
+      {"transpose_dimshuffle", u([](Var a) { return a.T().dimshuffle({-1, 0, 1}) * 2.0; }), {nrm(m, 1)}},
+      {"mlp_layer", b([](Var x, Var w) { return tensor::tanh(dot(x, w) + 1.0); }), {nrm(m, 1), nrm({4, 5}, 2)}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, VerifyGradTest, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Grad, SimpleValues) {
+  Var x = tensor::dscalar("x");
+  Var g = grad(x * x * 3.0, x);
+  Function f = function({x}, {g});
+  EXPECT_DOUBLE_EQ(f({Array::scalar(2, DType::Float64)})[0].item(), 12.0);
+}
+
+TEST(Grad, BroadcastIsSummedBackAtRunTime) {
+  // b's dim 0 has size 1 only at run time (not statically): its gradient must be summed.
+  Var x = tensor::dmatrix("x"), b = tensor::dmatrix("b");
+  Function f = function({x, b}, {grad(tensor::sum(x * b), b)});
+  Array gb = f({Array::ones({3, 2}, DType::Float64), Array::ones({1, 2}, DType::Float64)})[0];
+  EXPECT_EQ(gb.shape(), (Shape{1, 2}));
+  EXPECT_EQ(gb.to_vector<double>(), (std::vector<double>{3, 3}));
+}
+
+TEST(Grad, SecondDerivatives) {
+  // d2/dx2 of sum(x^3) = 6x, via grad of grad; checked against finite differences of the first.
+  Var x = tensor::dvector("x");
+  Var g = grad(tensor::sum(x * x * x), x);
+  Var h = grad(tensor::sum(g), x);
+  Function f = function({x}, {h});
+  Array xs = Array::from_vector<double>({1, -2, 0.5});
+  EXPECT_EQ(f({xs})[0].to_vector<double>(), (std::vector<double>{6, -12, 3}));
+  verify_grad([](const std::vector<Var>& v) { return grad(tensor::sum(tensor::tanh(v[0]) * v[0]), v[0]); },
+              {Array::randn({4}, 3, DType::Float64)});
+  verify_grad(
+      [](const std::vector<Var>& v) {
+        Var y = tensor::dot(v[0], v[1]);
+        return grad(tensor::sum(tensor::exp(y) * 0.1), v[1]);
+      },
+      {Array::randn({2, 3}, 1, DType::Float64), Array::randn({3, 2}, 2, DType::Float64)});
+  verify_grad([](const std::vector<Var>& v) { return grad(tensor::max(v[0] * v[0]) + tensor::mean(v[0]), v[0]); },
+              {Array::from_vector<double>({0.3, -1.2, 0.7})});
+}
+
+TEST(Grad, JacobianAndHessian) {
+  Var x = tensor::tensor(DType::Float64, {3}, "x");
+  Var y = x * x;  // J = diag(2x)
+  Function fj = function({x}, {jacobian(y, x)});
+  Array j = fj({Array::from_vector<double>({1, 2, 3})})[0];
+  EXPECT_EQ(j.shape(), (Shape{3, 3}));
+  EXPECT_EQ(j.to_vector<double>(), (std::vector<double>{2, 0, 0, 0, 4, 0, 0, 0, 6}));
+  Function fh = function({x}, {hessian(tensor::sum(x * x * x), x)});
+  EXPECT_EQ(fh({Array::from_vector<double>({1, 2, 3})})[0].to_vector<double>(),
+            (std::vector<double>{6, 0, 0, 0, 12, 0, 0, 0, 18}));
+  EXPECT_THROW(jacobian(tensor::dvector("free") * 2.0, x), NotImplementedError);
+}
+
+TEST(Grad, Controls) {
+  Var x = tensor::dvector("x"), y = tensor::dvector("y");
+  Var cost = tensor::sum(x * y);
+  // consider_constant: y * x with x constant -> no gradient through x.
+  Var gy = grad(cost, y, {.consider_constant = {x}});
+  EXPECT_EQ(function({x, y}, {gy})({Array::from_vector<double>({2, 3}), Array::from_vector<double>({1, 1})})[0]
+                .to_vector<double>(),
+            (std::vector<double>{2, 3}));
+  // disconnected_grad stops, zero_grad zeroes.
+  Var gx = grad(tensor::sum(disconnected_grad(x) * x), x);
+  EXPECT_EQ(function({x}, {gx})({Array::from_vector<double>({2, 3})})[0].to_vector<double>(),
+            (std::vector<double>{2, 3}));
+  Var gz = grad(tensor::sum(zero_grad(x) * 5.0), x, {.disconnected_inputs = "ignore"});
+  EXPECT_EQ(function({x}, {gz})({Array::from_vector<double>({2, 3})})[0].to_vector<double>(),
+            (std::vector<double>{0, 0}));
+  // known_grads: inject d cost / d h.
+  Var h = x * 2.0;
+  Var g = grad(Var(), x, {.known_grads = {{h, tensor::dvector("gh")}}});
+  (void)g;
+}
+
+TEST(Grad, Errors) {
+  Var x = tensor::dvector("x"), z = tensor::dvector("z"), i = tensor::ivector("i");
+  try {
+    grad(x * 2.0, x);
+    FAIL();
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cost must be a scalar, but"), std::string::npos) << e.what();
+  }
+  try {
+    grad(tensor::sum(x), z);
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not depend on 'z'"), std::string::npos) << e.what();
+  }
+  Var gz = grad(tensor::sum(x), z, {.disconnected_inputs = "ignore"});
+  EXPECT_EQ(function({x, z}, {gz}, {.on_unused_input = "ignore"})(
+                {Array::ones({2}, DType::Float64), Array::ones({3}, DType::Float64)})[0]
+                .to_vector<double>(),
+            (std::vector<double>{0, 0, 0}));
+  EXPECT_THROW(grad(tensor::sum(x) + tensor::sum(i), i), TypeError);
+  EXPECT_THROW(grad(tensor::sum(i), x), TypeError);  // integer cost
+  EXPECT_THROW(grad(tensor::sum(x), x, {.disconnected_inputs = "maybe"}), ValueError);
+}
+
+TEST(VerifyGrad, ReportsTheWorstElement) {
+  // A deliberately wrong gradient: zero_grad hides d/dx of the second term.
+  try {
+    verify_grad([](const std::vector<Var>& v) { return v[0] * 2.0 + zero_grad(v[0] * v[0]); },
+                {Array::from_vector<double>({1, 5, 2})});
+    FAIL();
+  } catch (const GradientError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("input 0 (shape (3,))"), std::string::npos) << m;
+    EXPECT_NE(m.find("worst element (1,)"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace theon
