@@ -148,14 +148,28 @@ std::vector<std::pair<Apply*, int>> FunctionGraph::clients(const Variable* v) co
 }
 
 void FunctionGraph::replace(const VarPtr& old_var, const VarPtr& new_var, const std::string& reason) {
-  if (!(old_var->type.dtype == new_var->type.dtype && old_var->type.ndim() == new_var->type.ndim()))
-    throw InternalError("FunctionGraph::replace" + (reason.empty() ? "" : " (" + reason + ")") + ": type of '" +
-                        old_var->label() + "' (" + old_var->type.str() + ") differs from its replacement (" +
-                        new_var->type.str() + ")");
-  if (new_var->name.empty()) new_var->name = old_var->name;
-  for (auto [node, pos] : clients(old_var.get())) node->set_input(pos, new_var);
-  for (auto& o : outputs_)
-    if (o == old_var) o = new_var;
+  replace_all({{old_var, new_var}}, reason);
+}
+
+void FunctionGraph::replace_all(const std::vector<std::pair<VarPtr, VarPtr>>& pairs, const std::string& reason) {
+  for (auto& [old_var, new_var] : pairs) {
+    if (!(old_var->type.dtype == new_var->type.dtype && old_var->type.ndim() == new_var->type.ndim()))
+      throw InternalError("FunctionGraph::replace" + (reason.empty() ? "" : " (" + reason + ")") + ": type of '" +
+                          old_var->label() + "' (" + old_var->type.str() + ") differs from its replacement (" +
+                          new_var->type.str() + ")");
+    if (new_var->name.empty() && new_var->kind == VarKind::Output) new_var->name = old_var->name;
+    for (auto [node, pos] : clients(old_var.get())) node->set_input(pos, new_var);
+    for (auto& o : outputs_)
+      if (o == old_var) o = new_var;
+    // Keep the client index valid for the next pair without a full rebuild.
+    auto it = clients_.find(old_var.get());
+    if (it != clients_.end()) {
+      auto moved = std::move(it->second);
+      clients_.erase(it);
+      auto& dst = clients_[new_var.get()];
+      dst.insert(dst.end(), moved.begin(), moved.end());
+    }
+  }
   rebuild();
 }
 

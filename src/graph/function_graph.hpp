@@ -33,6 +33,8 @@ class FunctionGraph {
   /// Makes every user of `old_var` (and the graph outputs) use `new_var` instead. The type
   /// must be identical: a rewrite that changes a type is a bug (InternalError).
   void replace(const VarPtr& old_var, const VarPtr& new_var, const std::string& reason = "");
+  /// Several replacements with one re-sort at the end (passes that change many nodes).
+  void replace_all(const std::vector<std::pair<VarPtr, VarPtr>>& pairs, const std::string& reason = "");
 
   /// Checks invariants (acyclic, inputs reachable, types unchanged); throws InternalError.
   void verify() const;

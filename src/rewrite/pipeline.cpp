@@ -1,5 +1,7 @@
 #include "rewrite/pipeline.hpp"
 
+#include "rewrite/passes/passes.hpp"
+
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
@@ -49,6 +51,7 @@ std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string
                                  const std::string& excluding) {
   const std::string m = canonical_mode(mode);
   const auto inc = split(including), exc = split(excluding);
+  register_standard_passes();
   std::vector<Pass> passes;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());

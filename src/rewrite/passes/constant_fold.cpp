@@ -1,0 +1,69 @@
+#include "graph/op.hpp"
+#include "rewrite/passes/passes.hpp"
+#include "rewrite/pipeline.hpp"
+
+#include <theon/error.hpp>
+
+#include <mutex>
+
+namespace theon::rewrite {
+
+namespace {
+// Folding trades compile time and constant memory for run time; beyond this many elements
+// per output the graph keeps the node (e.g. a huge alloc of a constant).
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+}  // namespace
+
+bool constant_fold_pass(graph::FunctionGraph& fgraph) {
+  std::vector<std::pair<graph::VarPtr, graph::VarPtr>> replacements;
+  std::unordered_map<const graph::Variable*, graph::VarPtr> folded;
+  for (auto& node : fgraph.nodes()) {
+    if (!node->op().pure()) continue;
+    std::vector<Array> inputs;
+    bool all_constant = true;
+    for (auto& in : node->inputs()) {
+      const graph::Variable* v = in.get();
+      if (auto f = folded.find(v); f != folded.end()) v = f->second.get();
+      if (v->kind != graph::VarKind::Constant) {
+        all_constant = false;
+        break;
+      }
+      inputs.push_back(v->constant);
+    }
+    if (!all_constant) continue;
+    std::vector<Array> outputs;
+    try {
+      std::vector<Shape> shapes = node->op().infer_shape(*node, inputs);
+      bool small = true;
+      for (auto& s : shapes) small = small && shape_size(s) <= kMaxFoldedElements;
+      if (!small) continue;
+      auto views = node->op().view_map();
+      outputs.resize(shapes.size());
+      for (size_t i = 0; i < shapes.size(); ++i)
+        if (!views.count(static_cast<int>(i))) outputs[i] = Array::empty(shapes[i], node->output_raw(static_cast<int>(i))->type.dtype);
+      node->op().perform(*node, inputs, outputs);
+    } catch (const Error&) {
+      continue;  // leave it to run time, where the error names the call
+    }
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      graph::VarPtr c = graph::Variable::make_constant(outputs[i].copy(), false, node->output_raw(i)->name);
+      c->type = node->output_raw(i)->type;  // keep the static type exactly
+      folded[node->output_raw(i)] = c;
+      replacements.push_back({node->output(i), c});
+    }
+  }
+  if (replacements.empty()) return false;
+  fgraph.replace_all(replacements, "constant_fold");
+  return true;
+}
+
+void register_standard_passes() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_pass({"merge", {"fast_run", "fast_compile", "merge"}, 0, merge_pass});
+    register_pass({"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, constant_fold_pass});
+    register_pass({"merge_again", {"fast_run", "fast_compile", "merge"}, 100, merge_pass});
+  });
+}
+
+}  // namespace theon::rewrite
