@@ -308,6 +308,14 @@ VarPtr subtensor(const VarPtr& x, const std::vector<Index>& indices) {
   return dimshuffle(r, pattern);
 }
 
+VarPtr subtensor_spec(const VarPtr& x, const IndexSpec& spec, const std::vector<VarPtr>& bounds) {
+  TensorType t = x->type;
+  t.dims = static_dims(spec, x, x->label() + "[" + spec_str(spec) + "]");
+  std::vector<VarPtr> inputs = {x};
+  inputs.insert(inputs.end(), bounds.begin(), bounds.end());
+  return graph::make_output(std::make_shared<Subtensor>(spec), inputs, t);
+}
+
 std::vector<Shape> Subtensor::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   return {selected_shape(resolve(spec_, inputs[0].shape(), inputs.data() + 1, node.describe(), node.input(0)->label()))};
 }

@@ -39,6 +39,7 @@ class Subtensor final : public graph::Op {
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
   std::map<int, int> view_map() const override { return {{0, 0}}; }
   graph::Cost cost(const graph::Apply&, const std::vector<Shape>&) const override { return {0, 0, 0}; }
 
@@ -55,6 +56,7 @@ class IncSubtensor final : public graph::Op {
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
 
  private:
@@ -73,6 +75,7 @@ class AdvancedSubtensor1 final : public graph::Op {
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   int axis_;
@@ -88,6 +91,7 @@ class AdvancedIncSubtensor1 final : public graph::Op {
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   int axis_;
@@ -100,5 +104,8 @@ graph::VarPtr subtensor(const graph::VarPtr& x, const std::vector<Index>& indice
 graph::VarPtr take(const graph::VarPtr& x, const graph::VarPtr& indices, int axis, bool nested = false);
 /// set (or increment) the region `sub` selects; `sub` must be an x[...] or take result.
 graph::VarPtr inc_subtensor(const graph::VarPtr& sub, const graph::VarPtr& y, bool set);
+/// A Subtensor of x with an existing spec and its symbolic bound inputs (in the spec's
+/// order): what gradients build to index a tensor shaped like the one a node indexed.
+graph::VarPtr subtensor_spec(const graph::VarPtr& x, const IndexSpec& spec, const std::vector<graph::VarPtr>& bounds);
 
 }  // namespace theon::ops
