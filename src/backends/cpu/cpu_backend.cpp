@@ -14,7 +14,10 @@ class ReferenceKernel final : public Kernel {
 
 }  // namespace
 
-CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) { register_blas_kernels(*this); }
+CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) {
+  register_blas_kernels(*this);
+  register_matmul_kernels(*this);
+}
 
 Support CpuBackend::supports(const graph::Apply&) const { return {true, ""}; }
 

@@ -27,5 +27,7 @@ class CpuBackend final : public Backend {
 
 /// Kernels for matrix products (oneDNN for float32, CBLAS for float64, loops for integers).
 void register_blas_kernels(CpuBackend& backend);
+/// Kernels for batched matrix products (numpy.matmul), one GEMM per matrix of the batch.
+void register_matmul_kernels(CpuBackend& backend);
 
 }  // namespace theon::backends::cpu

@@ -1,0 +1,41 @@
+// ArgMax: the index of the maximum (or minimum) along one axis or over the flattened
+// tensor, as numpy.argmax/argmin: int64 result, first occurrence on ties, NaN counts as the
+// extreme (the first NaN wins). keepdims is a DimShuffle after the op, as for Reduce.
+#pragma once
+#include "graph/op.hpp"
+
+#include <functional>
+#include <optional>
+
+namespace theon::ops {
+
+class ArgMax final : public graph::Op {
+ public:
+  /// `axis` non-negative, or std::nullopt for the flattened tensor.
+  ArgMax(bool is_max, std::optional<int> axis) : is_max_(is_max), axis_(axis) {}
+  bool is_max() const { return is_max_; }
+  std::optional<int> axis() const { return axis_; }
+
+  std::string name() const override { return "ArgMax"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+
+ private:
+  bool is_max_;
+  std::optional<int> axis_;
+};
+
+/// argmax(x, axis, keepdims) (is_max) or argmin. Throws ShapeError for a bad axis and
+/// ValueError when the reduced axis is statically empty.
+graph::VarPtr argmax(const graph::VarPtr& x, std::optional<int> axis, bool keepdims, bool is_max);
+
+/// Walks every 1-d lane of `shape` along `axis`: fn(offsets) gets each operand's offset of
+/// the lane's first element. `strides` holds one Strides per operand in `shape`'s dims (0
+/// along `axis` for an operand without it); the lane itself is left to the caller, whose
+/// loop runs shape[axis] steps of strides[k][axis]. Shared with softmax.
+void for_each_lane(const Shape& shape, int axis, const std::vector<Strides>& strides,
+                   const std::function<void(const std::vector<int64_t>& offsets)>& fn);
+
+}  // namespace theon::ops

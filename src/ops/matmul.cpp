@@ -1,0 +1,169 @@
+#include "ops/matmul.hpp"
+
+#include "ops/elemwise.hpp"
+#include "util/dispatch.hpp"
+#include "util/strided.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include <algorithm>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::VarPtr;
+
+namespace {
+
+int batch_rank(int ndim) { return std::max(ndim - 2, 0); }
+
+std::string operands_text(const VarPtr& a, const VarPtr& b) {
+  return a->label() + " is " + a->type.str() + ", " + b->label() + " is " + b->type.str();
+}
+
+// Broadcasts two static batch dims (-1 unknown); false when they cannot agree.
+bool broadcast_static_dim(int64_t x, int64_t y, int64_t& out) {
+  if (x == 1) out = y;
+  else if (y == 1) out = x;
+  else if (x < 0) out = y;  // unknown: must be 1 or y at run time, so the result is y (or unknown)
+  else if (y < 0) out = x;
+  else if (x == y) out = x;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+std::string input_label(const Apply& node, int i) {
+  const graph::Variable& v = *node.input(i);
+  if (v.name.empty() && v.owner)
+    if (auto* ew = dynamic_cast<const Elemwise*>(&v.owner->op()); ew && ew->scalar() == ScalarOpId::Cast)
+      return v.owner->input(0)->label();
+  return v.label();
+}
+
+VarPtr matmul(const VarPtr& a_in, const VarPtr& b_in) {
+  const std::string what = "matmul(" + a_in->label() + ", " + b_in->label() + ")";
+  const int na = a_in->type.ndim(), nb = b_in->type.ndim();
+  if (na < 1 || nb < 1)
+    throw ShapeError(what + ": matmul needs operands of rank >= 1 (" + operands_text(a_in, b_in) +
+                     "); use multiplication for scalars");
+  DType t = result_type({{a_in->type.dtype, a_in->weak}, {b_in->type.dtype, b_in->weak}}, config().floatX);
+  require_supported(t, what);
+  if (t == DType::Bool) t = DType::Int64;  // sums of products, as dot
+  VarPtr a = cast(a_in, t), b = cast(b_in, t);
+  const auto &da = a->type.dims, &db = b->type.dims;
+  const int64_t ka = da[na - 1], kb = db[nb == 1 ? 0 : nb - 2];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    throw ShapeError(what + ": inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + "; " +
+                     operands_text(a_in, b_in) + ")");
+  const int ba = batch_rank(na), bb = batch_rank(nb), nbatch = std::max(ba, bb);
+  graph::TensorType out;
+  out.dtype = t;
+  for (int d = 0; d < nbatch; ++d) {
+    int64_t x = d - (nbatch - ba) >= 0 ? da[d - (nbatch - ba)] : 1;
+    int64_t y = d - (nbatch - bb) >= 0 ? db[d - (nbatch - bb)] : 1;
+    int64_t o = -1;
+    if (!broadcast_static_dim(x, y, o))
+      throw ShapeError(what + ": batch dimensions do not broadcast (" + std::to_string(x) + " vs " + std::to_string(y) +
+                       "; " + operands_text(a_in, b_in) + ")");
+    out.dims.push_back(o);
+  }
+  if (na >= 2) out.dims.push_back(da[na - 2]);
+  if (nb >= 2) out.dims.push_back(db[nb - 1]);
+  return graph::make_output(std::make_shared<BatchedMatmul>(), {a, b}, out);
+}
+
+MatmulShape matmul_shape(const Apply& node, const Shape& a, const Shape& b) {
+  const int na = static_cast<int>(a.size()), nb = static_cast<int>(b.size());
+  auto fail = [&](const std::string& why) {
+    const std::string la = input_label(node, 0), lb = input_label(node, 1);
+    return ShapeError("matmul(" + la + ", " + lb + "): " + why + ": " + la + " has shape " + shape_str(a) + ", " + lb +
+                      " has shape " + shape_str(b));
+  };
+  MatmulShape g;
+  g.k = a.back();
+  const int64_t kb = b[nb == 1 ? 0 : nb - 2];
+  if (g.k != kb) throw fail("inner dimensions differ (" + std::to_string(g.k) + " vs " + std::to_string(kb) + ")");
+  const int ba = batch_rank(na), bb = batch_rank(nb), nbatch = std::max(ba, bb);
+  for (int d = 0; d < nbatch; ++d) {
+    int64_t x = d - (nbatch - ba) >= 0 ? a[d - (nbatch - ba)] : 1;
+    int64_t y = d - (nbatch - bb) >= 0 ? b[d - (nbatch - bb)] : 1;
+    if (x != y && x != 1 && y != 1)
+      throw fail("batch dimensions do not broadcast (" + std::to_string(x) + " vs " + std::to_string(y) + ")");
+    g.batch.push_back(x == 1 ? y : x);
+  }
+  g.out = g.batch;
+  if (na >= 2) g.out.push_back(g.m = a[na - 2]);
+  if (nb >= 2) g.out.push_back(g.n = b[nb - 1]);
+  return g;
+}
+
+MatrixStrides lhs_matrix_strides(const Array& a) {
+  const int nd = a.ndim();
+  return {nd >= 2 ? a.strides()[nd - 2] : 0, a.strides()[nd - 1]};
+}
+
+MatrixStrides rhs_matrix_strides(const Array& b) {
+  const int nd = b.ndim();
+  return nd >= 2 ? MatrixStrides{b.strides()[nd - 2], b.strides()[nd - 1]} : MatrixStrides{b.strides()[0], 0};
+}
+
+void for_each_matmul_batch(const MatmulShape& g, const Array& a, const Array& b,
+                           const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+  const int64_t count = shape_size(g.batch), per_matrix = g.m * g.n;
+  if (g.batch.empty()) return fn(0, 0, 0);
+  // Batch strides of each operand over the broadcast batch shape (0 where it broadcasts),
+  // plus a trailing 0-stride dim so OuterLoop's odometer covers every batch dim.
+  auto batch_strides = [&](const Array& x) {
+    Strides s(g.batch.size() + 1, 0);
+    const int bx = batch_rank(x.ndim()), lead = static_cast<int>(g.batch.size()) - bx;
+    for (int d = 0; d < bx; ++d) s[lead + d] = x.shape()[d] == 1 ? 0 : x.strides()[d];
+    return s;
+  };
+  Strides sa = batch_strides(a), sb = batch_strides(b);
+  Shape shape = g.batch;
+  shape.push_back(1);
+  detail::OuterLoop loop(shape, {&sa, &sb}, {0, 0});
+  for (int64_t i = 0; i < count; ++i, loop.next()) fn(loop.offsets()[0], loop.offsets()[1], i * per_matrix);
+}
+
+std::vector<Shape> BatchedMatmul::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  return {matmul_shape(node, inputs[0].shape(), inputs[1].shape()).out};
+}
+
+void BatchedMatmul::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array &a = inputs[0], &b = inputs[1];
+  const MatmulShape g = matmul_shape(node, a.shape(), b.shape());
+  const MatrixStrides sa = lhs_matrix_strides(a), sb = rhs_matrix_strides(b);
+  detail::visit_dtype(a.dtype(), [&]<class T>() {
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;  // ints wrap like NumPy
+    const T* pa0 = a.data<T>();
+    const T* pb0 = b.data<T>();
+    T* po0 = outputs[0].data<T>();
+    for_each_matmul_batch(g, a, b, [&](int64_t oa, int64_t ob, int64_t oo) {
+      const T* pa = pa0 + oa;
+      const T* pb = pb0 + ob;
+      T* po = po0 + oo;
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          Acc acc = 0;
+          for (int64_t p = 0; p < g.k; ++p)
+            acc += Acc(pa[i * sa.rows + p * sa.cols]) * Acc(pb[p * sb.rows + j * sb.cols]);
+          po[i * g.n + j] = static_cast<T>(acc);
+        }
+    });
+  });
+}
+
+graph::Cost BatchedMatmul::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);
+  const MatmulShape g = matmul_shape(node, input_shapes[0], input_shapes[1]);
+  const double matrices = static_cast<double>(shape_size(g.batch));
+  c.flops = 2.0 * matrices * static_cast<double>(g.m * g.n * g.k);
+  c.bytes += matrices * static_cast<double>(g.m * g.n * itemsize(node.input(0)->type.dtype));
+  return c;
+}
+
+}  // namespace theon::ops

@@ -1,0 +1,217 @@
+#include "ops/nnet.hpp"
+
+#include "ops/argmax.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/matmul.hpp"
+#include "ops/reduce.hpp"
+#include "util/dispatch.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace theon::ops {
+
+using graph::Apply;
+using graph::VarPtr;
+
+namespace {
+
+// The integer at position i of a vector of any integer dtype and stride.
+int64_t index_at(const Array& v, int64_t i) {
+  return detail::visit_dtype(v.dtype(), [&]<class T>() -> int64_t {
+    return static_cast<int64_t>(v.data<T>()[i * v.strides()[0]]);
+  });
+}
+
+std::string described(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
+
+std::string crossentropy_call(const Apply& node) {
+  return "categorical_crossentropy(" + input_label(node, 0) + ", " + input_label(node, 1) + ")";
+}
+
+}  // namespace
+
+// ---- softmax / log_softmax ----
+
+VarPtr softmax(const VarPtr& x_in, int axis, bool log) {
+  const std::string what = std::string(log ? "log_softmax" : "softmax") + "(" + x_in->label() + ")";
+  require_supported(x_in->type.dtype, what);
+  if (x_in->type.ndim() == 0)
+    throw ShapeError(what + ": needs a tensor of rank >= 1, got the scalar " + described(x_in));
+  const int ax = normalize_axes(what, x_in, {axis})[0];
+  VarPtr x = is_float(x_in->type.dtype) ? x_in : cast(x_in, upcast_to_float(x_in->type.dtype));
+  return graph::make_output(std::make_shared<Softmax>(log, ax), {x}, x->type);
+}
+
+std::vector<Shape> Softmax::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
+  return {inputs[0].shape()};
+}
+
+void Softmax::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array& in = inputs[0];
+  Array& out = outputs[0];
+  const int64_t n = in.shape()[axis_], is = in.strides()[axis_];
+  const Strides out_st = contiguous_strides(out.shape());
+  const int64_t os = out_st[axis_];
+  detail::visit_dtype(in.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* pi = in.data<T>();
+      T* po = out.data<T>();
+      for_each_lane(in.shape(), axis_, {in.strides(), out_st}, [&](const std::vector<int64_t>& off) {
+        const T* x = pi + off[0];
+        T* y = po + off[1];
+        // Subtracting the maximum keeps exp() <= 1, so large inputs cannot overflow; a NaN
+        // anywhere in the lane makes the whole lane NaN, as NumPy.
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t i = 0; i < n; ++i) {
+          double v = x[i * is];
+          if (v > m || std::isnan(v)) m = v;
+          if (std::isnan(m)) break;
+        }
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * is]) - m);
+        if (log_) {
+          const double log_sum = std::log(sum);
+          for (int64_t i = 0; i < n; ++i) y[i * os] = static_cast<T>(double(x[i * is]) - m - log_sum);
+        } else {
+          for (int64_t i = 0; i < n; ++i) y[i * os] = static_cast<T>(std::exp(double(x[i * is]) - m) / sum);
+        }
+      });
+    } else {
+      throw InternalError("Softmax: non-float input " + std::string(dtype_name(in.dtype())) + " reached perform");
+    }
+  });
+}
+
+graph::Cost Softmax::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);
+  const double n = static_cast<double>(shape_size(input_shapes[0]));
+  c.flops = 4 * n;  // max, subtract, exp, normalise
+  c.bytes *= 2;     // the output is the input's size
+  return c;
+}
+
+// ---- categorical cross-entropy ----
+
+VarPtr categorical_crossentropy(const VarPtr& coding_in, const VarPtr& target) {
+  const std::string what = "categorical_crossentropy(" + coding_in->label() + ", " + target->label() + ")";
+  require_supported(coding_in->type.dtype, what);
+  require_supported(target->type.dtype, what);
+  if (coding_in->type.ndim() != 2)
+    throw ShapeError(what + ": coding_dist must be a matrix of row probabilities, got " + described(coding_in));
+  VarPtr coding = is_float(coding_in->type.dtype) ? coding_in : cast(coding_in, upcast_to_float(coding_in->type.dtype));
+  const auto& cd = coding->type.dims;
+  const auto& td = target->type.dims;
+  if (target->type.ndim() == 1) {
+    if (!is_integer(target->type.dtype))
+      throw TypeError(what + ": a vector true_dist holds class indices and must have an integer dtype, got " +
+                      described(target));
+    if (cd[0] >= 0 && td[0] >= 0 && cd[0] != td[0])
+      throw ShapeError(what + ": " + std::to_string(cd[0]) + " rows of probabilities but " + std::to_string(td[0]) +
+                       " targets (" + described(coding_in) + ", " + described(target) + ")");
+    graph::TensorType t;
+    t.dtype = coding->type.dtype;
+    t.dims = {cd[0] >= 0 ? cd[0] : td[0]};
+    return graph::make_output(std::make_shared<CategoricalCrossentropy>(), {coding, target}, t);
+  }
+  if (target->type.ndim() != 2)
+    throw ShapeError(what +
+                     ": true_dist must be an integer vector of class indices or a matrix like coding_dist, got " +
+                     described(target));
+  for (int d = 0; d < 2; ++d)
+    if (cd[d] >= 0 && td[d] >= 0 && cd[d] != td[d])
+      throw ShapeError(what + ": true_dist must have coding_dist's shape (" + described(coding_in) + ", " +
+                       described(target) + ")");
+  // An integer or bool one-hot matrix takes the probabilities' dtype rather than promoting them.
+  VarPtr t = is_float(target->type.dtype) ? target : cast(target, coding->type.dtype);
+  VarPtr terms = elemwise(ScalarOpId::Mul, {t, elemwise(ScalarOpId::Log, {coding})});
+  return elemwise(ScalarOpId::Neg, {reduce(ReduceKind::Sum, terms, std::vector<int>{1}, false)});
+}
+
+std::vector<Shape> CategoricalCrossentropy::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const Shape &c = inputs[0].shape(), &t = inputs[1].shape();
+  if (c[0] != t[0])
+    throw ShapeError(crossentropy_call(node) + ": " + std::to_string(c[0]) + " rows of probabilities but " +
+                     std::to_string(t[0]) + " targets: " + input_label(node, 0) + " has shape " + shape_str(c) + ", " +
+                     input_label(node, 1) + " has shape " + shape_str(t));
+  return {{c[0]}};
+}
+
+void CategoricalCrossentropy::perform(const Apply& node, const std::vector<Array>& inputs,
+                                      std::vector<Array>& outputs) const {
+  const Array &coding = inputs[0], &targets = inputs[1];
+  const int64_t rows = coding.shape()[0], classes = coding.shape()[1];
+  const int64_t rs = coding.strides()[0], cs = coding.strides()[1];
+  detail::visit_dtype(coding.dtype(), [&]<class T>() {
+    const T* p = coding.data<T>();
+    T* out = outputs[0].data<T>();
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t t = index_at(targets, i);
+      if (t < 0 || t >= classes)
+        throw IndexError(crossentropy_call(node) + ": class index " + std::to_string(t) + " in row " +
+                         std::to_string(i) + " of " + input_label(node, 1) + " is out of range for " +
+                         std::to_string(classes) + " classes (" + input_label(node, 0) + " has shape " +
+                         shape_str(coding.shape()) + ")");
+      out[i] = static_cast<T>(-std::log(double(p[i * rs + t * cs])));
+    }
+  });
+}
+
+graph::Cost CategoricalCrossentropy::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  // Only one probability per row is read, not the whole coding matrix.
+  const double rows = static_cast<double>(input_shapes[1][0]);
+  graph::Cost c;
+  c.flops = rows;  // one log each
+  c.bytes = rows * static_cast<double>(2 * itemsize(node.input(0)->type.dtype) + itemsize(node.input(1)->type.dtype));
+  return c;
+}
+
+// ---- one_hot ----
+
+graph::OpProps OneHot::props() const { return {{"n", std::to_string(n_)}, {"dtype", std::string(dtype_name(dtype_))}}; }
+
+VarPtr one_hot(const VarPtr& indices, int64_t n, DType dtype) {
+  const std::string what = "one_hot(" + indices->label() + ", " + std::to_string(n) + ")";
+  require_supported(dtype, what);
+  require_supported(indices->type.dtype, what);
+  if (indices->type.ndim() != 1) throw ShapeError(what + ": indices must be a vector, got " + described(indices));
+  if (!is_integer(indices->type.dtype))
+    throw TypeError(what + ": indices must have an integer dtype, got " + described(indices));
+  if (n < 0) throw ValueError(what + ": the number of classes must be >= 0, got " + std::to_string(n));
+  graph::TensorType t;
+  t.dtype = dtype;
+  t.dims = {indices->type.dims[0], n};
+  return graph::make_output(std::make_shared<OneHot>(n, dtype), {indices}, t);
+}
+
+std::vector<Shape> OneHot::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
+  return {{inputs[0].shape()[0], n_}};
+}
+
+void OneHot::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const Array& indices = inputs[0];
+  Array& out = outputs[0];
+  std::fill_n(static_cast<char*>(out.data()), out.nbytes(), 0);  // all-zero bits is 0 for every dtype
+  detail::visit_dtype(out.dtype(), [&]<class T>() {
+    T* p = out.data<T>();
+    for (int64_t i = 0; i < indices.shape()[0]; ++i) {
+      const int64_t j = index_at(indices, i);
+      if (j < 0 || j >= n_)
+        throw IndexError(node.describe() + ": index " + std::to_string(j) + " at position " + std::to_string(i) +
+                         " of " + node.input(0)->label() + " is out of range for " + std::to_string(n_) +
+                         " classes (" + node.input(0)->label() + " has shape " + shape_str(indices.shape()) + ")");
+      p[i * n_ + j] = T(1);
+    }
+  });
+}
+
+graph::Cost OneHot::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
+  graph::Cost c = Op::cost(node, input_shapes);
+  c.bytes += static_cast<double>(input_shapes[0][0] * n_ * static_cast<int64_t>(itemsize(dtype_)));
+  return c;
+}
+
+}  // namespace theon::ops

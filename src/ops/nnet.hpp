@@ -1,0 +1,70 @@
+// Neural-network ops: softmax and log_softmax along one axis (numerically stable: the lane's
+// maximum is subtracted first, sums run in double), categorical cross-entropy with integer
+// targets, and one-hot encoding. Cross-entropy against a one-hot / probability matrix is
+// built from elementwise ops and a sum.
+#pragma once
+#include "graph/op.hpp"
+
+#include <theon/dtype.hpp>
+
+namespace theon::ops {
+
+/// Softmax (family "Softmax") or, with `log`, LogSoftmax (family "LogSoftmax").
+class Softmax final : public graph::Op {
+ public:
+  Softmax(bool log, int axis) : log_(log), axis_(axis) {}
+  bool is_log() const { return log_; }
+  int axis() const { return axis_; }  // non-negative
+
+  std::string name() const override { return log_ ? "LogSoftmax" : "Softmax"; }
+  graph::OpProps props() const override { return {{"axis", std::to_string(axis_)}}; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+
+ private:
+  bool log_;
+  int axis_;
+};
+
+/// softmax(x, axis) / log_softmax(x, axis) for rank >= 1; integer and bool inputs are
+/// computed in upcast_to_float(dtype), as NumPy's float functions.
+graph::VarPtr softmax(const graph::VarPtr& x, int axis, bool log);
+
+/// out[i] = -log(coding[i, targets[i]]): inputs (coding matrix, integer target vector).
+class CategoricalCrossentropy final : public graph::Op {
+ public:
+  std::string name() const override { return "CategoricalCrossentropy"; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+};
+
+/// Theano's categorical_crossentropy(coding_dist, true_dist): coding_dist is a matrix of
+/// row probabilities; true_dist an integer vector of class indices (an IndexError at run
+/// time for one outside [0, classes)) or a matrix of coding_dist's shape, giving
+/// -sum(true_dist * log(coding_dist), axis=1).
+graph::VarPtr categorical_crossentropy(const graph::VarPtr& coding_dist, const graph::VarPtr& true_dist);
+
+/// out[i, j] = (indices[i] == j), of `dtype`; input an integer vector.
+class OneHot final : public graph::Op {
+ public:
+  OneHot(int64_t n, DType dtype) : n_(n), dtype_(dtype) {}
+  int64_t n() const { return n_; }
+
+  std::string name() const override { return "OneHot"; }
+  graph::OpProps props() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+
+ private:
+  int64_t n_;
+  DType dtype_;
+};
+
+/// one_hot(indices, n, dtype): an (len, n) matrix; IndexError at run time for an index
+/// outside [0, n).
+graph::VarPtr one_hot(const graph::VarPtr& indices, int64_t n, DType dtype);
+
+}  // namespace theon::ops
