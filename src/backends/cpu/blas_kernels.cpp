@@ -1,6 +1,7 @@
 // Matrix products on the CPU. float32 goes through oneDNN (Debian's OpenBLAS 0.3.21 misdetects
 // recent CPUs and runs 4-6x slower, see docs/ARCHITECTURE.md), float64 through CBLAS, and
 // integers through the op's exact reference loop.
+#include "backends/cpu/blas_operand.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "ops/blas.hpp"
 
@@ -17,23 +18,6 @@
 
 namespace theon::backends::cpu {
 namespace {
-
-// A 2-d operand as BLAS sees it: row-major with leading dimension `ld`, or transposed.
-struct Operand {
-  bool trans = false;
-  int64_t ld = 0;
-  bool ok = false;
-};
-
-// Expresses an (rows, cols) view with element strides (rs, cs) as a row-major BLAS operand,
-// transposed when its memory is column-major. Strides of size-1 dims do not matter.
-Operand as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  const bool row1 = rows <= 1, col1 = cols <= 1;
-  const int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
-  if ((col1 || cs == 1) && (row1 || rs >= c)) return {false, row1 ? c : rs, true};
-  if ((row1 || rs == 1) && (col1 || cs >= r)) return {true, col1 ? r : cs, true};
-  return {};
-}
 
 // Tiny products (the seed's 10x10 . 10x5) cost more in library dispatch than in arithmetic:
 // a plain i-p-j loop, vectorised over j, is several times faster below this many FLOPs.
@@ -87,8 +71,8 @@ class GemmKernel final : public Kernel {
       else small_gemm<double>(a, b, out, g);
       return;
     }
-    Operand oa = as_blas(g.m, g.k, a.ndim() == 2 ? a.strides()[0] : g.k, a.strides().back());
-    Operand ob = as_blas(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
+    BlasOperand oa = as_blas_operand(g.m, g.k, a.ndim() == 2 ? a.strides()[0] : g.k, a.strides().back());
+    BlasOperand ob = as_blas_operand(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
     if (t == DType::Float32) {
