@@ -1,0 +1,47 @@
+// function() and Function calls: NumPy in (zero-copy), NumPy out (zero-copy), the GIL
+// released while the compiled program runs.
+#include "bindings.hpp"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace theon::py {
+
+void init_function(nb::module_& m) {
+  nb::class_<Function>(m, "Function", "A compiled function (theon::Function).")
+      .def("__call__", [](const Function& f, const std::vector<nb::object>& args) {
+        std::vector<Array> inputs;
+        inputs.reserve(args.size());
+        for (const nb::object& a : args) inputs.push_back(to_array(a));
+        std::vector<Array> outputs;
+        {
+          nb::gil_scoped_release release;
+          outputs = f(inputs);
+          inputs.clear();  // drop the views of the NumPy inputs (their deleters take the GIL)
+        }
+        nb::list result;
+        for (const Array& a : outputs) result.append(to_numpy(a));
+        return result;
+      }, nb::arg("inputs"), "Runs the function on a list of NumPy arrays; returns a list of NumPy arrays.")
+      .def_prop_ro("name", &Function::name)
+      .def("explain", &Function::explain)
+      .def("debugprint", &Function::debugprint);
+
+  m.def("function", [](const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                       const std::vector<std::pair<SharedVar, Var>>& updates,
+                       const std::vector<std::pair<Var, Var>>& givens, const std::string& mode,
+                       const std::string& name, const std::string& on_unused_input, bool allow_input_downcast) {
+    FunctionOptions o;
+    o.updates = updates;
+    o.givens = givens;
+    o.mode = mode;
+    o.name = name;
+    o.on_unused_input = on_unused_input;
+    o.allow_input_downcast = allow_input_downcast;
+    return function(inputs, outputs, o);
+  }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("updates"), nb::arg("givens"), nb::arg("mode") = "",
+     nb::arg("name") = "", nb::arg("on_unused_input") = "raise", nb::arg("allow_input_downcast") = false);
+}
+
+}  // namespace theon::py

@@ -1,0 +1,79 @@
+// theon::tensor builders. Python's theon.tensor converts operands (literals, arrays) to Vars
+// and gives the Theano signatures; these are the C++ functions one to one.
+#include "bindings.hpp"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace theon::py {
+namespace {
+
+std::optional<DType> opt_dtype(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  return parse_dtype(*s);
+}
+
+}  // namespace
+
+void init_tensor(nb::module_& m) {
+  using namespace theon::tensor;
+  nb::module_ t = m.def_submodule("tensor", "theon::tensor builders");
+
+  t.def("make", [](const std::string& kind, const std::string& name, std::optional<std::string> dtype) {
+    auto dt = opt_dtype(dtype);
+    if (kind == "scalar") return scalar(name, dt);
+    if (kind == "vector") return vector(name, dt);
+    if (kind == "matrix") return matrix(name, dt);
+    if (kind == "tensor3") return tensor3(name, dt);
+    if (kind == "tensor4") return tensor4(name, dt);
+    throw ValueError("unknown variable kind '" + kind + "'");
+  }, nb::arg("kind"), nb::arg("name") = "", nb::arg("dtype") = nb::none());
+  t.def("tensor", [](const std::string& dtype, const std::vector<int64_t>& shape, const std::string& name) {
+    return tensor::tensor(parse_dtype(dtype), shape, name);
+  }, nb::arg("dtype"), nb::arg("shape"), nb::arg("name") = "");
+
+#define BIN(name) t.def(#name, &name, nb::arg("a"), nb::arg("b"));
+  BIN(add) BIN(sub) BIN(mul) BIN(true_div) BIN(floor_div) BIN(mod) BIN(pow)
+  BIN(lt) BIN(gt) BIN(le) BIN(ge) BIN(eq) BIN(neq) BIN(and_) BIN(or_) BIN(xor_)
+  BIN(maximum) BIN(minimum) BIN(dot) BIN(matmul)
+#undef BIN
+#define UN(name) t.def(#name, &name, nb::arg("x"));
+  UN(neg) UN(abs) UN(sign) UN(sqr) UN(invert) UN(exp) UN(log) UN(log1p) UN(expm1) UN(sqrt) UN(tanh)
+  UN(sigmoid) UN(softplus) UN(sin) UN(cos) UN(relu) UN(shape) UN(size)
+#undef UN
+  t.def("clip", &clip, nb::arg("x"), nb::arg("lo"), nb::arg("hi"));
+  t.def("switch", &switch_, nb::arg("cond"), nb::arg("a"), nb::arg("b"));
+  t.def("cast", [](const Var& x, const std::string& dt) { return cast(x, parse_dtype(dt)); });
+
+#define RED(name)                                                                           \
+  t.def(#name, [](const Var& x, Axes axis, bool keepdims) { return name(x, axis, keepdims); }, \
+        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  RED(sum) RED(mean) RED(prod) RED(max) RED(min) RED(any) RED(all)
+#undef RED
+  t.def("argmax", [](const Var& x, std::optional<int> axis, bool k) { return argmax(x, axis, k); },
+        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  t.def("argmin", [](const Var& x, std::optional<int> axis, bool k) { return argmin(x, axis, k); },
+        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+
+  t.def("transpose", &tensor::transpose, nb::arg("x"), nb::arg("axes") = std::vector<int>{});
+  t.def("broadcast_to", &broadcast_to, nb::arg("x"), nb::arg("shape"));
+  t.def("concatenate", &concatenate, nb::arg("xs"), nb::arg("axis") = 0);
+  t.def("stack", &stack, nb::arg("xs"), nb::arg("axis") = 0);
+  t.def("take", &take, nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0);
+  t.def("set_subtensor", &set_subtensor, nb::arg("sub"), nb::arg("y"));
+  t.def("inc_subtensor", &inc_subtensor, nb::arg("sub"), nb::arg("y"));
+  t.def("zeros_like", [](const Var& x, std::optional<std::string> dt) { return zeros_like(x, opt_dtype(dt)); },
+        nb::arg("x"), nb::arg("dtype") = nb::none());
+  t.def("ones_like", [](const Var& x, std::optional<std::string> dt) { return ones_like(x, opt_dtype(dt)); },
+        nb::arg("x"), nb::arg("dtype") = nb::none());
+  t.def("alloc", [](const Var& v, const std::vector<Var>& s) { return alloc(v, s); });
+  t.def("alloc_static", [](const Var& v, const std::vector<int64_t>& s) { return alloc(v, s); });
+  t.def("softmax", &softmax, nb::arg("x"), nb::arg("axis") = -1);
+  t.def("log_softmax", &log_softmax, nb::arg("x"), nb::arg("axis") = -1);
+  t.def("categorical_crossentropy", &categorical_crossentropy, nb::arg("coding_dist"), nb::arg("true_dist"));
+  t.def("one_hot", [](const Var& i, int64_t n, std::optional<std::string> dt) { return one_hot(i, n, opt_dtype(dt)); },
+        nb::arg("indices"), nb::arg("n"), nb::arg("dtype") = nb::none());
+}
+
+}  // namespace theon::py

@@ -1,0 +1,20 @@
+"""Theon: a symbolic tensor compiler (Theano rebuilt). ``import theon as theano`` runs
+Theano programs: theon.tensor, theon.function, theon.shared, theon.grad, theon.config.
+"""
+__version__ = "0.1.0"
+
+from . import _core
+from .configparser import change_flags, config
+from . import errors
+from ._variable import SharedVariable, TensorVariable, shared
+from . import tensor
+from .compile import Function, In, Out, function
+from . import gradient
+from .gradient import grad
+from . import printing
+from .printing import debugprint, pp
+
+Variable = TensorVariable
+
+__all__ = ["config", "change_flags", "errors", "shared", "tensor", "function", "In", "Out", "grad", "gradient",
+           "printing", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function"]

@@ -1,0 +1,443 @@
+"""Symbolic variables: TensorVariable (Theano's), constants, shared variables, and the
+conversion of Python values into graph variables.
+
+Python ints and floats in expressions are *weak* literals (NEP 50): ``x * 2.0`` keeps x's
+dtype. NumPy scalars and arrays are strong constants.
+"""
+import numpy as np
+
+from . import _core
+from .errors import TheonTypeError, not_available
+
+_SUPPORTED = frozenset(np.dtype(n) for n in
+                       ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64"))
+
+
+def _floatX():
+    return _core.config.get("floatX")
+
+
+def dtype_name(dtype):
+    """'float32' for 'float32', np.float32, np.dtype('float32'); 'floatX' is config.floatX."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        if dtype == "floatX":
+            return _floatX()
+        return _core.dtype_name(dtype)
+    return np.dtype(dtype).name
+
+
+def _wrap(v):
+    return TensorVariable(v) if v is not None else None
+
+
+def _as_array(value, dtype=None):
+    """A NumPy array for a Python/NumPy value: Python floats (and float lists) take floatX."""
+    if isinstance(value, np.ndarray):
+        a = value
+    else:
+        a = np.asarray(value)
+        if dtype is None and a.dtype == np.float64 and not isinstance(value, np.generic):
+            dtype = _floatX()
+    if dtype is not None:
+        a = a.astype(dtype_name(dtype), copy=False)
+    if a.dtype == object:
+        raise TheonTypeError(f"cannot make a tensor from {type(value).__name__} {value!r}")
+    return a
+
+
+def as_tensor_variable(x, name=None, ndim=None, dtype=None):
+    """A TensorVariable for x: itself, a weak literal for Python numbers, a constant otherwise."""
+    if isinstance(x, TensorVariable):
+        v = x
+        if dtype is not None and v.dtype != dtype_name(dtype):
+            v = v.astype(dtype)
+    elif isinstance(x, _core.Var):
+        v = TensorVariable(x)
+    elif dtype is None and not isinstance(x, (bool, np.bool_)) and type(x) in (int, float) and \
+            (type(x) is float or -(1 << 53) <= x <= (1 << 53)):
+        v = TensorVariable(_core.literal(float(x), type(x) is int))
+    elif isinstance(x, (list, tuple)) and any(isinstance(e, TensorVariable) for e in x):
+        from . import tensor
+        v = tensor.stack(list(x))
+    else:
+        v = TensorConstant(_as_array(x, dtype), name)
+        name = None
+    if ndim is not None and v.ndim != ndim:
+        from .errors import ShapeError
+        raise ShapeError(f"as_tensor_variable: expected a {ndim}-d tensor, got {v.type}")
+    if name is not None:
+        v.name = name
+    return v
+
+
+def _v(x):
+    return as_tensor_variable(x)._v
+
+
+def _bound(b):
+    if b is None or isinstance(b, _core.Var):
+        return b
+    if isinstance(b, TensorVariable):
+        return b._v
+    if isinstance(b, (bool, np.bool_)):
+        raise TheonTypeError(f"slice bounds must be integers, got {b!r}")
+    return int(b.__index__())
+
+
+def _index_item(a):
+    if isinstance(a, slice):
+        return slice(_bound(a.start), _bound(a.stop), _bound(a.step))
+    if isinstance(a, TensorVariable):
+        if a.dtype == "bool":
+            raise not_available("boolean mask indexing", "index with integer arrays (e.g. T.nonzero is not there yet)")
+        return a._v
+    if isinstance(a, (bool, np.bool_)):
+        raise not_available("boolean indexing", "use integer indices")
+    if isinstance(a, (list, tuple, np.ndarray)):
+        arr = np.asarray(a)
+        if arr.dtype == np.bool_:
+            raise not_available("boolean mask indexing", "use integer indices")
+        if arr.dtype.kind not in "iu":
+            raise TheonTypeError(f"index arrays must be integers, got dtype {arr.dtype}")
+        return _core.constant(arr.astype(np.int64))
+    try:
+        return int(a.__index__())
+    except AttributeError:
+        raise TheonTypeError(f"indices must be integers, slices, None, ... or integer variables, "
+                             f"got {type(a).__name__}") from None
+
+
+class TensorType:
+    """Theano's TensorType(dtype, broadcastable); calling it makes a variable."""
+
+    def __init__(self, dtype, broadcastable=None, shape=None):
+        self.dtype = dtype_name(dtype)
+        if shape is None:
+            shape = [1 if b else -1 for b in (broadcastable or ())]
+        self.shape = tuple(-1 if s is None else int(s) for s in shape)
+        self.broadcastable = tuple(s == 1 for s in self.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __call__(self, name=None):
+        return TensorVariable(_core.tensor.tensor(self.dtype, list(self.shape), name or ""))
+
+    make_variable = __call__
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype, other.shape)
+
+    def __hash__(self):
+        return hash((self.dtype, self.shape))
+
+    def __repr__(self):
+        dims = ", ".join("?" if s < 0 else str(s) for s in self.shape)
+        return f"TensorType({self.dtype}, ({dims}{',' if len(self.shape) == 1 else ''}))"
+
+
+class TensorVariable:
+    """A symbolic tensor (Theano's TensorVariable). Operators build graph nodes."""
+
+    __slots__ = ("_v", "__weakref__")
+
+    def __init__(self, v):
+        self._v = v
+
+    # ---- identity: a Python wrapper per use, one graph variable behind them ----
+    def __eq__(self, other):
+        return isinstance(other, TensorVariable) and other._v.id() == self._v.id()
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self._v.id())
+
+    def __bool__(self):
+        raise TheonTypeError("a symbolic variable has no truth value (use T.switch, T.eq, T.and_ ...)")
+
+    def __len__(self):
+        raise TheonTypeError("len() of a symbolic variable: use x.shape[0]")
+
+    def __iter__(self):
+        n = self._v.static_shape[0] if self.ndim else -1
+        if n < 0:
+            raise TheonTypeError("cannot iterate over a symbolic tensor without a static first dimension")
+        for i in range(n):
+            yield self[i]
+
+    # ---- attributes ----
+    @property
+    def name(self):
+        return self._v.name or None
+
+    @name.setter
+    def name(self, value):
+        self._v.set_name(value or "")
+
+    @property
+    def dtype(self):
+        return self._v.dtype
+
+    @property
+    def ndim(self):
+        return self._v.ndim
+
+    @property
+    def broadcastable(self):
+        return tuple(self._v.broadcastable)
+
+    @property
+    def type(self):
+        return TensorType(self.dtype, shape=self._v.static_shape)
+
+    @property
+    def shape(self):
+        return TensorVariable(self._v.shape())
+
+    @property
+    def size(self):
+        return TensorVariable(_core.tensor.size(self._v))
+
+    @property
+    def T(self):
+        return TensorVariable(self._v.T())
+
+    def __repr__(self):
+        return self.name or f"<{type(self).__name__} {self._v.type_str()}>"
+
+    __str__ = __repr__
+
+    # ---- operators ----
+    def __add__(self, o): return _bin(_core.tensor.add, self, o)
+    def __radd__(self, o): return _bin(_core.tensor.add, o, self)
+    def __sub__(self, o): return _bin(_core.tensor.sub, self, o)
+    def __rsub__(self, o): return _bin(_core.tensor.sub, o, self)
+    def __mul__(self, o): return _bin(_core.tensor.mul, self, o)
+    def __rmul__(self, o): return _bin(_core.tensor.mul, o, self)
+    def __truediv__(self, o): return _bin(_core.tensor.true_div, self, o)
+    def __rtruediv__(self, o): return _bin(_core.tensor.true_div, o, self)
+    def __floordiv__(self, o): return _bin(_core.tensor.floor_div, self, o)
+    def __rfloordiv__(self, o): return _bin(_core.tensor.floor_div, o, self)
+    def __mod__(self, o): return _bin(_core.tensor.mod, self, o)
+    def __rmod__(self, o): return _bin(_core.tensor.mod, o, self)
+    def __pow__(self, o): return _bin(_core.tensor.pow, self, o)
+    def __rpow__(self, o): return _bin(_core.tensor.pow, o, self)
+    def __matmul__(self, o): return _bin(_core.tensor.matmul, self, o)
+    def __rmatmul__(self, o): return _bin(_core.tensor.matmul, o, self)
+    def __lt__(self, o): return _bin(_core.tensor.lt, self, o)
+    def __gt__(self, o): return _bin(_core.tensor.gt, self, o)
+    def __le__(self, o): return _bin(_core.tensor.le, self, o)
+    def __ge__(self, o): return _bin(_core.tensor.ge, self, o)
+    def __and__(self, o): return _bin(_core.tensor.and_, self, o)
+    def __rand__(self, o): return _bin(_core.tensor.and_, o, self)
+    def __or__(self, o): return _bin(_core.tensor.or_, self, o)
+    def __ror__(self, o): return _bin(_core.tensor.or_, o, self)
+    def __xor__(self, o): return _bin(_core.tensor.xor_, self, o)
+    def __rxor__(self, o): return _bin(_core.tensor.xor_, o, self)
+    def __neg__(self): return TensorVariable(_core.tensor.neg(self._v))
+    def __pos__(self): return self
+    def __abs__(self): return TensorVariable(_core.tensor.abs(self._v))
+    def __invert__(self): return TensorVariable(_core.tensor.invert(self._v))
+
+    # ---- indexing ----
+    def __getitem__(self, args):
+        if not isinstance(args, tuple):
+            args = (args,)
+        ell = [k for k, a in enumerate(args) if a is Ellipsis]
+        if len(ell) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if ell:
+            n_real = sum(1 for a in args if a is not None and a is not Ellipsis)
+            k = ell[0]
+            args = args[:k] + (slice(None),) * max(self.ndim - n_real, 0) + args[k + 1:]
+        items, newaxes, out = [], [], 0
+        for a in args:
+            if a is None:
+                newaxes.append(out)
+                out += 1
+                continue
+            it = _index_item(a)
+            items.append(it)
+            if isinstance(it, slice):
+                out += 1
+            elif isinstance(it, _core.Var):
+                out += it.ndim
+        res = TensorVariable(self._v.getitem(items)) if items else self
+        if newaxes:
+            pattern, d = [], 0
+            for p in range(res.ndim + len(newaxes)):
+                if p in newaxes:
+                    pattern.append("x")
+                else:
+                    pattern.append(d)
+                    d += 1
+            res = res.dimshuffle(*pattern)
+        return res
+
+    # ---- shape methods ----
+    def dimshuffle(self, *pattern):
+        if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+            pattern = pattern[0]
+        return TensorVariable(self._v.dimshuffle([-1 if p == "x" else int(p) for p in pattern]))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = axes[0]
+        if len(axes) == 1 and axes[0] is None:
+            axes = ()
+        return TensorVariable(self._v.transpose([int(a) for a in axes]))
+
+    def reshape(self, shape, ndim=None):
+        from .tensor import reshape
+        return reshape(self, shape, ndim)
+
+    def flatten(self, ndim=1, outdim=None):
+        return TensorVariable(self._v.flatten(outdim if outdim is not None else ndim))
+
+    def astype(self, dtype):
+        return TensorVariable(self._v.astype(dtype_name(dtype)))
+
+    def transfer(self, target):
+        raise not_available(f"{self!s}.transfer({target!r})")
+
+    # ---- reductions and friends (theon.tensor's functions) ----
+    def sum(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        from . import tensor
+        return tensor.sum(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        from . import tensor
+        return tensor.mean(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        from . import tensor
+        return tensor.prod(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.max(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.min(self, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.any(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.all(self, axis, keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.argmax(self, axis, keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.argmin(self, axis, keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        from . import tensor
+        return tensor.var(self, axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        from . import tensor
+        return tensor.std(self, axis, ddof=ddof, keepdims=keepdims)
+
+    def norm(self, L, axis=None, keepdims=False):
+        from . import tensor
+        return tensor.norm(self, L, axis, keepdims)
+
+    def dot(self, other):
+        return _bin(_core.tensor.dot, self, other)
+
+    def __rdot__(self, other):
+        return _bin(_core.tensor.dot, other, self)
+
+    def clip(self, a_min, a_max):
+        from . import tensor
+        return tensor.clip(self, a_min, a_max)
+
+    def eval(self, inputs_to_values=None):
+        """Compiles (once per set of inputs) and runs a function computing this variable."""
+        from .compile import function
+        inputs_to_values = inputs_to_values or {}
+        keys = list(inputs_to_values)
+        cache = _EVAL_CACHE.setdefault(self._v.id(), {})
+        sig = tuple(k._v.id() for k in keys)
+        if sig not in cache:
+            cache[sig] = (function(keys, self, on_unused_input="ignore"), self)
+        return cache[sig][0](*[inputs_to_values[k] for k in keys])
+
+
+_EVAL_CACHE = {}
+
+
+def _bin(fn, a, b):
+    return TensorVariable(fn(_v(a), _v(b)))
+
+
+class TensorConstant(TensorVariable):
+    """A constant tensor; ``.value`` / ``.data`` hold a copy of its value."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, value, name=None):
+        a = _as_array(value)
+        super().__init__(_core.constant(a, name or ""))
+        self.data = a.copy()
+
+    @property
+    def value(self):
+        return self.data
+
+
+class SharedVariable(TensorVariable):
+    """A variable with a persistent value (``theon.shared``): get_value/set_value."""
+
+    __slots__ = ()
+
+    def get_value(self, borrow=False, return_internal_type=False):
+        return self._v.get_value(borrow)
+
+    def set_value(self, value, borrow=False):
+        a = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if a.dtype.name != self.dtype and np.can_cast(a.dtype, self.dtype, "safe"):
+            a = a.astype(self.dtype)
+        elif a.dtype not in _SUPPORTED:
+            a = a.astype(self.dtype)
+        self._v.set_value(a, borrow)
+
+    @property
+    def value(self):
+        return self.get_value()
+
+    @value.setter
+    def value(self, v):
+        self.set_value(v)
+
+    def transfer(self, target):
+        raise not_available(f"{self!s}.transfer({target!r})")
+
+
+TensorSharedVariable = SharedVariable
+
+
+def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, target=None, broadcastable=None):
+    """Theano's theano.shared: a SharedVariable holding `value` (a NumPy array or a Python/NumPy
+    scalar; copied unless borrow=True)."""
+    if isinstance(value, TensorVariable):
+        raise TheonTypeError("shared() takes a value (a NumPy array or a number), not a symbolic variable")
+    a = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if a.dtype == object:
+        raise TheonTypeError(f"shared(): cannot store a {type(value).__name__}")
+    if a.dtype not in _SUPPORTED:
+        raise TheonTypeError(f"shared(): theon has no dtype {a.dtype} (cast the value first)")
+    bc = [bool(b) for b in broadcastable] if broadcastable is not None else []
+    return SharedVariable(_core.shared(a, name or "", bool(borrow), target or "", bc))

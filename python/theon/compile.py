@@ -1,0 +1,299 @@
+"""theon.function: Theano's ``theano.function`` over the C++ ``theon::function``.
+
+Inputs are NumPy arrays (viewed without a copy when their dtype is the input's or converts
+to it without loss), Python numbers or lists; outputs are NumPy arrays (no copy either).
+A lossy conversion is a TypeError unless allow_input_downcast=True (with None, Theano's
+default, Python floats may still be rounded to a float input's dtype).
+"""
+import re
+
+import numpy as np
+
+from . import _core
+from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _v, as_tensor_variable
+from .errors import TheonTypeError, not_available
+
+
+class In:
+    """A function input with options (Theano's theano.In): a default `value`, a `name` for
+    keyword calls, per-input `allow_downcast`, `strict` (exact dtype)."""
+
+    def __init__(self, variable, name=None, value=None, update=None, mutable=None, strict=False,
+                 allow_downcast=None, autoname=True, implicit=None, borrow=False, shared=False):
+        if not isinstance(variable, TensorVariable):
+            raise TheonTypeError(f"In: expected a symbolic variable, got {type(variable).__name__}")
+        if update is not None:
+            raise not_available("In(update=...)", "use function(updates=...)")
+        self.variable = variable
+        self.name = name if name is not None else (variable.name if autoname else None)
+        self.value = value
+        self.strict = strict
+        self.allow_downcast = allow_downcast
+        self.borrow = borrow
+        self.mutable = mutable
+
+
+class Out:
+    """A function output (Theano's theano.Out). borrow is accepted; Theon's outputs never
+    alias internal memory, so they are always safe to keep."""
+
+    def __init__(self, variable, borrow=False):
+        self.variable = variable
+        self.borrow = borrow
+
+
+class Op:
+    """What a node of the compiled program runs (``node.op``); str() gives its name."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, Op) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+_OP_CLASSES = {}
+
+
+def _op(name):
+    family = re.match(r"[A-Za-z_0-9]+", name)
+    family = family.group(0) if family else "Op"
+    cls = _OP_CLASSES.get(family)
+    if cls is None:
+        cls = _OP_CLASSES[family] = type(family, (Op,), {"__module__": "theon.compile.ops"})
+    return cls(name)
+
+
+class Apply:
+    """A node of the compiled program: .op, .device, .kernel, .inputs (names), .output_type."""
+
+    def __init__(self, index, op, inputs, output_type, device, kernel, line):
+        self.index = index
+        self.op = _op(op)
+        self.inputs = inputs
+        self.output_type = output_type
+        self.device = device
+        self.kernel = kernel
+        self.line = line
+
+    def __repr__(self):
+        return f"{self.op}({', '.join(self.inputs)})"
+
+
+def _split_call(text):
+    """'DimShuffle{(x,0)}(b, c) -> ...' -> ('DimShuffle{(x,0)}', ['b', 'c'], rest)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            j, d = i + 1, 1
+            while j < len(text) and d:
+                d += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            args = text[i + 1:j - 1]
+            parts, cur, dd = [], "", 0
+            for c in args:
+                if c == "," and dd == 0:
+                    parts.append(cur.strip())
+                    cur = ""
+                    continue
+                dd += {"(": 1, "<": 1, ")": -1, ">": -1}.get(c, 0)
+                cur += c
+            if cur.strip():
+                parts.append(cur.strip())
+            return text[:i], parts, text[j:]
+    return text, [], ""
+
+
+_NODE = re.compile(r"^\s+(\d+)\s+(.*)$")
+
+
+class FunctionGraph:
+    """``f.maker.fgraph``: the compiled program (for the shapes seen so far, or generic ones)."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def toposort(self):
+        nodes = []
+        for line in self._fn.explain().splitlines():
+            m = _NODE.match(line)
+            if not m:
+                continue
+            op, args, rest = _split_call(m.group(2))
+            out_type, device, kernel = "", "", ""
+            mt = re.match(r"\s*->\s*(.*?)\s+\[([^,\]]+)(?:,\s*kernel\s+([^\]]+))?\]", rest)
+            if mt:
+                out_type, device, kernel = mt.group(1), mt.group(2), mt.group(3) or ""
+            nodes.append(Apply(int(m.group(1)), op.strip(), args, out_type, device, kernel, line.strip()))
+        return nodes
+
+    def __repr__(self):
+        return self._fn.debugprint()
+
+
+class FunctionMaker:
+    def __init__(self, fn, inputs, outputs):
+        self.fgraph = FunctionGraph(fn)
+        self.inputs = inputs
+        self.outputs = outputs
+
+
+def _text_mode(mode):
+    if mode is None:
+        return ""
+    if isinstance(mode, str):
+        return mode
+    name = getattr(mode, "name", None) or getattr(mode, "mode", None)
+    if isinstance(name, str):
+        return name
+    raise TheonTypeError(f"function(mode=...): expected a mode name (FAST_RUN, FAST_COMPILE), got {mode!r}")
+
+
+def _pairs(d, what):
+    if d is None:
+        return []
+    items = list(d.items()) if hasattr(d, "items") else list(d)
+    out = []
+    for item in items:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise TheonTypeError(f"function({what}=...): expected (variable, value) pairs, got {item!r}")
+        out.append(item)
+    return out
+
+
+class Function:
+    """A compiled function: ``f(*inputs)`` returns one NumPy array for a single output, a
+    list for a list of outputs."""
+
+    def __init__(self, fn, ins, single, allow_input_downcast):
+        self._fn = fn
+        self._ins = ins
+        self._single = single
+        self._names = {i.name: k for k, i in enumerate(ins) if i.name}
+        self._dtypes = [np.dtype(i.variable.dtype) for i in ins]
+        self._downcast = [allow_input_downcast if i.allow_downcast is None else i.allow_downcast for i in ins]
+        self.maker = FunctionMaker(fn, ins, None)
+        self.trust_input = False
+
+    @property
+    def name(self):
+        return self._fn.name
+
+    def explain(self):
+        """Every node with its device, kernel and why it was placed there."""
+        return self._fn.explain()
+
+    def debugprint(self):
+        return self._fn.debugprint()
+
+    def _convert(self, k, a):
+        dt = self._dtypes[k]
+        if type(a) is np.ndarray and a.dtype in _SUPPORTED:
+            if a.dtype != dt:
+                if self._ins[k].strict:
+                    raise TheonTypeError(f"function '{self.name}', input {k} ({self._ins[k].variable}): strict "
+                                         f"input needs dtype {dt}, got {a.dtype}")
+                if self._downcast[k]:
+                    a = a.astype(dt)
+            return a
+        if isinstance(a, TensorVariable):
+            raise TheonTypeError(f"function '{self.name}', input {k}: got a symbolic variable; functions take "
+                                 "values (NumPy arrays or numbers)")
+        arr = np.asarray(a)
+        if arr.dtype == object:
+            raise TheonTypeError(f"function '{self.name}', input {k}: cannot convert {type(a).__name__} to {dt}")
+        if arr.dtype == dt:
+            return arr
+        if isinstance(a, np.generic) and arr.dtype in _SUPPORTED and not self._downcast[k]:
+            return arr  # a NumPy scalar is strong: the C++ check decides
+        conv = arr.astype(dt)
+        allowed = self._downcast[k]
+        if allowed is None:
+            allowed = dt.kind == "f" and arr.dtype.kind == "f" and not isinstance(a, np.ndarray)
+        if not allowed and np.can_cast(arr.dtype, dt, "safe") is False:
+            same = np.array_equal(conv, arr, equal_nan=arr.dtype.kind == "f" and dt.kind == "f")
+            if not same:
+                raise TheonTypeError(
+                    f"function '{self.name}', input {k} ('{self._ins[k].variable}', {dt}): the value {a!r} "
+                    f"cannot be converted to {dt} without loss (cast it first, or set allow_input_downcast=True)")
+        return conv
+
+    def __call__(self, *args, **kwargs):
+        n = len(self._ins)
+        if len(args) > n:
+            raise TheonTypeError(f"function '{self.name}' takes {n} input(s), got {len(args)}")
+        if kwargs or len(args) < n:
+            vals = list(args) + [None] * (n - len(args))
+            given = [True] * len(args) + [False] * (n - len(args))
+            for key, val in kwargs.items():
+                k = self._names.get(key)
+                if k is None:
+                    raise TheonTypeError(f"function '{self.name}' has no input named {key!r}")
+                if given[k]:
+                    raise TheonTypeError(f"function '{self.name}': input {key!r} given twice")
+                vals[k], given[k] = val, True
+            for k in range(n):
+                if not given[k]:
+                    if self._ins[k].value is None:
+                        raise TheonTypeError(f"function '{self.name}' takes {n} input(s): input {k} "
+                                             f"('{self._ins[k].variable}') is missing")
+                    vals[k] = self._ins[k].value
+            args = vals
+        outs = self._fn([self._convert(k, a) for k, a in enumerate(args)])
+        return outs[0] if self._single else outs
+
+
+def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_default_updates=False,
+             accept_inplace=False, name=None, rebuild_strict=True, allow_input_downcast=None, profile=None,
+             on_unused_input=None):
+    """Compiles `outputs` as a function of `inputs` (Theano's theano.function)."""
+    if profile not in (None, False):
+        raise not_available("function(profile=...)", "the profiler is a later issue (f.explain() shows what runs "
+                                                      "where)")
+    if inputs is None:
+        inputs = []
+    if not isinstance(inputs, (list, tuple)):
+        raise TheonTypeError("function: inputs must be a list of variables (theon.function([x], y))")
+    ins = []
+    for k, i in enumerate(inputs):
+        if isinstance(i, In):
+            ins.append(i)
+        elif isinstance(i, SharedVariable):
+            raise TheonTypeError(f"function: input {k} ('{i}') is a shared variable; shared variables are implicit "
+                                 "inputs, use givens to replace one")
+        elif isinstance(i, TensorVariable):
+            ins.append(In(i))
+        else:
+            raise TheonTypeError(f"function: input {k} is a {type(i).__name__}, not a symbolic variable")
+    single = False
+    if outputs is None:
+        outs = []
+    elif isinstance(outputs, (list, tuple)):
+        outs = list(outputs)
+    else:
+        outs, single = [outputs], True
+    outs = [o.variable if isinstance(o, Out) else o for o in outs]
+    out_vars = [as_tensor_variable(o) for o in outs]
+    ups = []
+    for s, v in _pairs(updates, "updates"):
+        if not isinstance(s, SharedVariable):
+            raise TheonTypeError(f"function(updates=...): {s!r} is not a shared variable")
+        ups.append((s._v, _v(v)))
+    gv = [(_v(a), _v(b)) for a, b in _pairs(givens, "givens")]
+    fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
+                        name or "", on_unused_input or "raise", bool(allow_input_downcast))
+    f = Function(fn, ins, single, allow_input_downcast)
+    f.maker.outputs = out_vars
+    return f

@@ -1,0 +1,132 @@
+"""``theon.config``: Theano's ``theano.config`` over the C++ ``theon::config()``.
+
+Attribute access reads and writes the process-wide C++ configuration, which read
+``~/.theonrc``, ``THEANO_FLAGS`` and ``THEON_FLAGS`` on first use. Values are checked by the
+C++ side: an unknown key or a bad value raises :class:`theon.errors.ConfigError` (a
+ValueError); reading an unknown attribute raises AttributeError. Options are read when
+``theon.function`` is called, so setting one afterwards affects only later functions.
+"""
+import contextlib
+
+from . import _core
+
+_cfg = _core.config
+
+# Theano option sections (theano.config.gpuarray.preallocate, ...): the C++ side accepts these
+# keys and warns once that Theon ignores them.
+_SECTIONS = frozenset(["gpuarray", "lib", "dnn", "nvcc", "gcc", "blas", "warn", "tensor", "compile", "scan",
+                       "cuda", "optimizer", "metaopt", "profiling", "cmodule", "numba", "elemwise", "magma",
+                       "nanguardmode", "DebugMode", "linker"])
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, type) or type(value).__name__ == "dtype":
+        import numpy as np
+        return np.dtype(value).name
+    return str(value)
+
+
+def _set(key, value):
+    """Sets a Theon option; a Theano option Theon does not use (exception_verbosity,
+    gpuarray.preallocate, ...) goes through the flag parser, which warns once and ignores it."""
+    if key in _cfg.keys():
+        _cfg.set(key, _text(value))
+    else:
+        _cfg.apply_flags(f"{key}={_text(value)}", "theon.config")
+
+
+class _Section:
+    def __init__(self, prefix):
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        key = f"{self._prefix}.{name}"
+        if name in _SECTIONS:
+            return _Section(key)
+        try:
+            return _cfg.get_text(key)
+        except ValueError as e:
+            raise AttributeError(str(e)) from None
+
+    def __setattr__(self, name, value):
+        _set(f"{self._prefix}.{name}", value)
+
+
+class TheonConfigParser:
+    """The configuration; ``theon.config.floatX``, ``theon.config.device = 'cuda'``."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return _cfg.get(name)
+        except ValueError as e:
+            if name in _SECTIONS:
+                return _Section(name)
+            raise AttributeError(str(e)) from None
+
+    def __setattr__(self, name, value):
+        _set(name, value)
+
+    def get(self, key):
+        return _cfg.get(key)
+
+    def set(self, key, value):
+        _set(key, value)
+
+    def keys(self):
+        return list(_cfg.keys())
+
+    def __dir__(self):
+        return sorted(set(_cfg.keys()) | {"change_flags", "get", "set", "keys", "describe"})
+
+    def describe(self):
+        return _cfg.describe()
+
+    __str__ = describe
+
+    def __repr__(self):
+        return "<theon.config: " + ", ".join(f"{k}={_cfg.get_text(k)}" for k in _cfg.keys()) + ">"
+
+    def change_flags(self, *args, **kwargs):
+        return change_flags(*args, **kwargs)
+
+
+class change_flags(contextlib.ContextDecorator):
+    """``with theon.config.change_flags(floatX='float64'): ...`` (also a decorator).
+    Sets the options on entry and restores the previous values on exit."""
+
+    def __init__(self, *args, **kwargs):
+        flags = {}
+        for a in args:
+            flags.update(a)
+        flags.update(kwargs)
+        self._flags = flags
+        self._saved = []
+
+    def __enter__(self):
+        saved = []
+        try:
+            for k, v in self._flags.items():
+                saved.append((k, _cfg.get_text(k)))
+                _cfg.set(k, _text(v))
+        except BaseException:
+            for k, old in reversed(saved):
+                _cfg.set(k, old)
+            raise
+        self._saved.append(saved)
+        return self
+
+    def __exit__(self, *exc):
+        for k, old in reversed(self._saved.pop()):
+            _cfg.set(k, old)
+        return False
+
+
+config = TheonConfigParser()

@@ -1,0 +1,27 @@
+"""Theon's exceptions. Each is a subclass of :class:`TheonError` and of the builtin that
+Python code expects, so ``except TypeError`` catches :class:`TheonTypeError`:
+
+========================  =========================================================
+TheonTypeError            TypeError: wrong dtype, lossy input cast, bad arguments
+ShapeError                ValueError: shapes or ranks that do not agree, bad axis
+TheonValueError           ValueError: other bad values
+ConfigError               ValueError: unknown config key or malformed value
+TheonIndexError           IndexError: an index out of range
+TheonNotImplementedError  NotImplementedError: not available (yet)
+DeviceError               RuntimeError: a device missing or failing
+InternalError             RuntimeError: a bug in Theon
+TheonRuntimeError         RuntimeError: any other error from the core
+GradientError             RuntimeError: verify_grad found a wrong gradient
+========================  =========================================================
+"""
+from ._core import (ConfigError, DeviceError, GradientError, InternalError, ShapeError, TheonError,
+                    TheonIndexError, TheonNotImplementedError, TheonRuntimeError, TheonTypeError,
+                    TheonValueError)
+
+__all__ = ["TheonError", "TheonTypeError", "ShapeError", "TheonValueError", "ConfigError", "TheonIndexError",
+           "TheonNotImplementedError", "DeviceError", "InternalError", "TheonRuntimeError", "GradientError"]
+
+
+def not_available(what, why="contexts land with the multi-GPU work"):
+    """A NotImplementedError (TheonNotImplementedError) saying `what` is not available yet."""
+    return TheonNotImplementedError(f"{what} is not available yet: {why}")

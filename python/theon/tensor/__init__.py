@@ -1,0 +1,375 @@
+"""theon.tensor: Theano's ``theano.tensor`` (``import theon.tensor as T``).
+
+Variables (T.matrix, T.fvector, ...), every op of Theon's C++ ``tensor::`` namespace under
+Theano's names, T.nnet, T.grad and T.verify_grad.
+"""
+import builtins as _builtins
+
+import numpy as _np
+
+from .. import _core
+from .._variable import (SharedVariable, TensorConstant, TensorSharedVariable, TensorType, TensorVariable,
+                         _v, as_tensor_variable, dtype_name as _dtype_name)
+from ..errors import TheonNotImplementedError as _NotImpl
+
+_t = _core.tensor
+as_tensor = as_tensor_variable
+
+
+def _w(v):
+    return TensorVariable(v)
+
+
+def _axes(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return [int(axis)]
+
+
+# ---- variables ----------------------------------------------------------------------
+def _maker(kind, dtype=None):
+    def make(name=None, dtype=dtype):
+        return _w(_t.make(kind, name or "", _dtype_name(dtype)))
+    make.__name__ = kind
+    make.__doc__ = f"A symbolic {kind} (dtype: {dtype or 'config.floatX'})."
+    return make
+
+
+scalar = _maker("scalar")
+vector = _maker("vector")
+matrix = _maker("matrix")
+tensor3 = _maker("tensor3")
+tensor4 = _maker("tensor4")
+
+_PREFIX = {"f": "float32", "d": "float64", "b": "int8", "w": "int16", "i": "int32", "l": "int64"}
+for _p, _dt in _PREFIX.items():
+    for _k in ("scalar", "vector", "matrix", "tensor3", "tensor4"):
+        globals()[_p + _k] = _maker(_k, _dt)
+
+
+def tensor(dtype=None, broadcastable=None, name=None, shape=None):
+    """Any rank: Theano's tensor(dtype, broadcastable, name); or shape=(None|int, ...)."""
+    return TensorType(dtype or "floatX", broadcastable, shape)(name)
+
+
+def _rowcol(shape, dtype):
+    def make(name=None, dtype=dtype):
+        return tensor(dtype or "floatX", shape=shape, name=name)
+    return make
+
+
+row, col = _rowcol((1, None), None), _rowcol((None, 1), None)
+for _p, _dt in _PREFIX.items():
+    globals()[_p + "row"] = _rowcol((1, None), _dt)
+    globals()[_p + "col"] = _rowcol((None, 1), _dt)
+
+
+def constant(x, name=None, ndim=None, dtype=None):
+    c = TensorConstant(_np.asarray(x, dtype=_dtype_name(dtype)) if dtype is not None else x, name)
+    if ndim is not None and c.ndim != ndim:
+        raise ValueError(f"constant: expected {ndim} dimensions, got {c.ndim}")
+    return c
+
+
+# ---- elementwise --------------------------------------------------------------------
+def _binary(fn, name, doc=""):
+    def op(a, b):
+        return _w(fn(_v(a), _v(b)))
+    op.__name__ = name
+    op.__doc__ = doc or f"Elementwise {name} (NumPy broadcasting, NEP 50 promotion)."
+    return op
+
+
+def _unary(fn, name, doc=""):
+    def op(a):
+        return _w(fn(_v(a)))
+    op.__name__ = name
+    op.__doc__ = doc or f"Elementwise {name}."
+    return op
+
+
+add = _binary(_t.add, "add")
+sub = _binary(_t.sub, "sub")
+mul = _binary(_t.mul, "mul")
+true_div = _binary(_t.true_div, "true_div")
+floor_div = int_div = _binary(_t.floor_div, "floor_div")
+mod = _binary(_t.mod, "mod")
+pow = _binary(_t.pow, "pow")
+lt = less = _binary(_t.lt, "lt")
+gt = greater = _binary(_t.gt, "gt")
+le = less_equal = _binary(_t.le, "le")
+ge = greater_equal = _binary(_t.ge, "ge")
+eq = _binary(_t.eq, "eq")
+neq = _binary(_t.neq, "neq")
+and_ = bitwise_and = _binary(_t.and_, "and_")
+or_ = bitwise_or = _binary(_t.or_, "or_")
+xor = bitwise_xor = _binary(_t.xor_, "xor")
+maximum = _binary(_t.maximum, "maximum")
+minimum = _binary(_t.minimum, "minimum")
+dot = _binary(_t.dot, "dot", "Theano's dot: vectors and matrices.")
+matmul = _binary(_t.matmul, "matmul", "numpy.matmul: batched over the leading dims.")
+batched_dot = matmul
+
+neg = _unary(_t.neg, "neg")
+abs = abs_ = _unary(_t.abs, "abs")
+sgn = sign = _unary(_t.sign, "sgn")
+sqr = _unary(_t.sqr, "sqr")
+invert = bitwise_not = _unary(_t.invert, "invert")
+exp = _unary(_t.exp, "exp")
+log = _unary(_t.log, "log")
+log1p = _unary(_t.log1p, "log1p")
+expm1 = _unary(_t.expm1, "expm1")
+sqrt = _unary(_t.sqrt, "sqrt")
+tanh = _unary(_t.tanh, "tanh")
+sin = _unary(_t.sin, "sin")
+cos = _unary(_t.cos, "cos")
+sigmoid = _unary(_t.sigmoid, "sigmoid")
+softplus = _unary(_t.softplus, "softplus")
+
+
+def inv(x):
+    return 1.0 / as_tensor_variable(x)
+
+
+def log2(x):
+    return log(x) / float(_np.log(2.0))
+
+
+def log10(x):
+    return log(x) / float(_np.log(10.0))
+
+
+def isnan(x):
+    x = as_tensor_variable(x)
+    return neq(x, x)
+
+
+def isinf(x):
+    return eq(abs(x), float("inf"))
+
+
+def clip(x, min, max):
+    return _w(_t.clip(_v(x), _v(min), _v(max)))
+
+
+def switch(cond, ift, iff):
+    """ift where cond is true, else iff (numpy.where)."""
+    return _w(_t.switch(_v(cond), _v(ift), _v(iff)))
+
+
+where = switch
+
+
+def cast(x, dtype):
+    return _w(_t.cast(_v(x), _dtype_name(dtype)))
+
+
+def outer(x, y):
+    return as_tensor_variable(x).dimshuffle(0, "x") * as_tensor_variable(y).dimshuffle("x", 0)
+
+
+# ---- reductions ---------------------------------------------------------------------
+def _reduction(fn, name):
+    def op(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        out = _w(fn(_v(x), _axes(axis), bool(keepdims)))
+        return cast(out, dtype) if dtype is not None and out.dtype != _dtype_name(dtype) else out
+    op.__name__ = name
+    op.__doc__ = f"{name} over `axis` (None: all axes; an int or a list)."
+    return op
+
+
+sum = _reduction(_t.sum, "sum")
+_mean = _reduction(_t.mean, "mean")
+
+
+def mean(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+    """mean over `axis` (None: all axes; an int or a list)."""
+    x = as_tensor_variable(x)
+    if x.dtype == "bool":  # the C++ Reduce{mean} of bool returns the sum (reported); mean of int64 is right
+        x = cast(x, "int64")
+    return _mean(x, axis, dtype=dtype, keepdims=keepdims)
+prod = _reduction(_t.prod, "prod")
+
+
+def max(x, axis=None, keepdims=False):
+    return _w(_t.max(_v(x), _axes(axis), bool(keepdims)))
+
+
+def min(x, axis=None, keepdims=False):
+    return _w(_t.min(_v(x), _axes(axis), bool(keepdims)))
+
+
+def any(x, axis=None, keepdims=False):
+    return _w(_t.any(_v(x), _axes(axis), bool(keepdims)))
+
+
+def all(x, axis=None, keepdims=False):
+    return _w(_t.all(_v(x), _axes(axis), bool(keepdims)))
+
+
+def _one_axis(axis, name):
+    a = _axes(axis)
+    if a is None:
+        return None
+    if len(a) != 1:
+        raise _NotImpl(f"{name} over several axes is not available yet: pass one axis or None")
+    return a[0]
+
+
+def argmax(x, axis=None, keepdims=False):
+    return _w(_t.argmax(_v(x), _one_axis(axis, "argmax"), bool(keepdims)))
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _w(_t.argmin(_v(x), _one_axis(axis, "argmin"), bool(keepdims)))
+
+
+def var(x, axis=None, ddof=0, keepdims=False, corrected=False):
+    x = as_tensor_variable(x)
+    d = sqr(x - mean(x, axis, keepdims=True))
+    if not ddof:
+        return mean(d, axis, keepdims=keepdims)
+    s = sum(d, axis, keepdims=keepdims)
+    n = size(x) if axis is None else prod(stack([x.shape[a] for a in _axes(axis)]))
+    return s / (cast(n, s.dtype) - ddof)
+
+
+def std(x, axis=None, ddof=0, keepdims=False, corrected=False):
+    return sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
+
+
+def norm(x, L, axis=None, keepdims=False):
+    if L == 1:
+        return sum(abs(x), axis, keepdims=keepdims)
+    if L == 2:
+        return sqrt(sum(sqr(x), axis, keepdims=keepdims))
+    return sum(abs(x) ** L, axis, keepdims=keepdims) ** (1.0 / L)
+
+
+# ---- shape --------------------------------------------------------------------------
+def shape(x):
+    return _w(_t.shape(_v(x)))
+
+
+def size(x):
+    return _w(_t.size(_v(x)))
+
+
+def transpose(x, axes=None):
+    return _w(_t.transpose(_v(x), [] if axes is None else [int(a) for a in axes]))
+
+
+def dimshuffle(x, *pattern):
+    return as_tensor_variable(x).dimshuffle(*pattern)
+
+
+def _is_symbolic_shape(s):
+    return isinstance(s, TensorVariable) or (isinstance(s, (list, tuple)) and
+                                             _builtins.any(isinstance(e, TensorVariable) for e in s))
+
+
+def _shape_vector(s):
+    if isinstance(s, TensorVariable):
+        return cast(s, "int64") if s.dtype != "int64" else s
+    return stack([cast(e, "int64") if isinstance(e, TensorVariable) else constant(int(e), dtype="int64") for e in s])
+
+
+def reshape(x, newshape, ndim=None):
+    """x with a new shape: ints (one may be -1), or symbolic (a vector or a tuple with variables)."""
+    x = as_tensor_variable(x)
+    if isinstance(newshape, (int, _np.integer)):
+        newshape = (int(newshape),)
+    if _is_symbolic_shape(newshape):
+        return _w(x._v.reshape_sym(_shape_vector(newshape)._v))
+    return _w(x._v.reshape([int(s) for s in newshape]))
+
+
+def flatten(x, ndim=1, outdim=None):
+    return _w(_v(x).flatten(outdim if outdim is not None else ndim))
+
+
+def broadcast_to(x, shape):
+    return _w(_t.broadcast_to(_v(x), [int(s) for s in shape]))
+
+
+def concatenate(tensor_list, axis=0):
+    return _w(_t.concatenate([_v(t) for t in tensor_list], int(axis)))
+
+
+def join(axis, *tensors):
+    return concatenate(tensors, axis)
+
+
+def stack(tensors, *more, axis=0):
+    """stack(list, axis=0); the old Theano form stack(a, b, c) works too."""
+    if not isinstance(tensors, (list, tuple)):
+        tensors = [tensors, *more]
+    elif more:
+        axis = more[0]
+    return _w(_t.stack([_v(t) for t in tensors], int(axis)))
+
+
+# ---- indexing -----------------------------------------------------------------------
+def take(a, indices, axis=None):
+    a = as_tensor_variable(a)
+    if axis is None:
+        a, axis = a.flatten(), 0
+    return _w(_t.take(a._v, _v(indices if not isinstance(indices, (list, _np.ndarray)) else
+                                  _np.asarray(indices, dtype=_np.int64)), int(axis)))
+
+
+def set_subtensor(x, y, inplace=False, tolerate_inplace_aliasing=False):
+    """Theano's set_subtensor(x[idx], y): a new tensor equal to x with x[idx] = y."""
+    return _w(_t.set_subtensor(_v(x), _v(y)))
+
+
+def inc_subtensor(x, y, inplace=False, set_instead_of_inc=False, tolerate_inplace_aliasing=False):
+    """Theano's inc_subtensor(x[idx], y): a new tensor equal to x with x[idx] += y."""
+    fn = _t.set_subtensor if set_instead_of_inc else _t.inc_subtensor
+    return _w(fn(_v(x), _v(y)))
+
+
+# ---- construction -------------------------------------------------------------------
+def zeros_like(x, dtype=None):
+    return _w(_t.zeros_like(_v(x), _dtype_name(dtype)))
+
+
+def ones_like(x, dtype=None):
+    return _w(_t.ones_like(_v(x), _dtype_name(dtype)))
+
+
+def alloc(value, *shape):
+    """A tensor of `shape` filled with scalar `value`; shape entries may be symbolic."""
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    v = _v(value)
+    if _builtins.any(isinstance(s, TensorVariable) for s in shape):
+        return _w(_t.alloc(v, [_v(s) for s in shape]))
+    return _w(_t.alloc_static(v, [int(s) for s in shape]))
+
+
+def _filled(fill):
+    def make(shape, dtype=None):
+        if isinstance(shape, (int, _np.integer, TensorVariable)):
+            shape = (shape,)
+        return alloc(constant(fill, dtype=dtype or "floatX"), *shape)
+    return make
+
+
+zeros = _filled(0)
+ones = _filled(1)
+
+
+def fill(model, value):
+    return alloc(value, *[model.shape[i] for i in range(as_tensor_variable(model).ndim)]) \
+        if as_tensor_variable(model).ndim else as_tensor_variable(value) + zeros_like(model)
+
+
+# ---- gradients (theon.gradient) -----------------------------------------------------
+from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
+
+from . import extra_ops, nnet  # noqa: E402
+
+__all__ = [n for n in dir() if not n.startswith("_")]
