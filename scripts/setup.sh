@@ -24,13 +24,18 @@ if [ ! -x .venv/bin/python ]; then
   echo "== setup: creating .venv"
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import numpy, pytest" 2>/dev/null; then
-  .venv/bin/pip install -q --disable-pip-version-check "numpy>=2" pytest
+if ! .venv/bin/python -c "import numpy, pytest, nanobind, scikit_build_core" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check "numpy>=2" pytest "nanobind>=2" scikit-build-core
 fi
 
 BUILD_DIR=${THEON_BUILD_DIR:-build}
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${THEON_CMAKE_ARGS:-} >/dev/null
-fi
+# Configure every time (incremental, about a second) so new CMake files are picked up; the
+# Python module is built in the same tree as the library, with the venv's Python.
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DPython_EXECUTABLE="$PWD/.venv/bin/python" ${THEON_CMAKE_ARGS:-} >/dev/null
 echo "== setup: building ($BUILD_DIR)"
 ninja -C "$BUILD_DIR" -j"$(nproc)"
+
+# Make the venv import theon from the build tree: no second build, no copy.
+SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/$BUILD_DIR/python" > "$SITE/theon-build.pth"

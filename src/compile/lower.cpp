@@ -2,7 +2,6 @@
 
 #include <theon/error.hpp>
 
-#include <iostream>
 #include <unordered_map>
 
 namespace theon::compile {
@@ -14,21 +13,12 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   prog->passes = rewrite::optimize(*fgraph, options.mode, options.optimizer_including, options.optimizer_excluding);
   prog->fgraph = fgraph;
 
-  // Placement. Until the CUDA backend exists every node runs on the CPU; asking for a GPU
-  // follows on_fallback with the reason, never silently.
+  // Placement. Until the CUDA backend exists every node runs on the CPU; function() has
+  // already applied on_fallback (warned or raised) when another device was asked for.
   std::string device = "cpu", reason = "device=cpu";
-  if (options.device != "cpu") {
-    backends::Support cuda = backends::cuda_available();
-    const std::string msg = "no CUDA device available: " + cuda.reason;
-    const std::string fname = options.function_name.empty() ? "" : " '" + options.function_name + "'";
-    if (options.on_fallback == "raise")
-      throw DeviceError("function" + fname + " asked for device=" + options.device + " but " + msg +
-                        " (set on_fallback=warn to run on the CPU instead)");
-    if (options.on_fallback == "warn")
-      std::cerr << "theon: warning: function" << fname << " asked for device=" << options.device << " but " << msg
-                << "; all " << fgraph->nodes().size() << " nodes run on the CPU\n";
-    reason = "fallback: " + msg;
-    prog->fallback_notes.push_back(msg);
+  if (!options.fallback_reason.empty()) {
+    reason = "fallback: " + options.fallback_reason;
+    prog->fallback_notes.push_back(options.fallback_reason);
   }
   prog->device = device;
 

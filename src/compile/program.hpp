@@ -40,6 +40,9 @@ struct LowerOptions {
   std::string mode = "fast_run";
   std::string device = "cpu";
   std::string on_fallback = "warn";
+  /// Set by function() when the requested device is unavailable (it already warned or
+  /// raised): lowering places everything on the CPU and records this reason.
+  std::string fallback_reason;
   std::string optimizer_including;
   std::string optimizer_excluding;
   std::string function_name;

@@ -40,6 +40,20 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.optimizer_including = cfg.optimizer_including;
   lower_options_.optimizer_excluding = cfg.optimizer_excluding;
   lower_options_.function_name = name_;
+  if (lower_options_.device != "cpu") {
+    // No silent fallback: the user hears about an unavailable device now, not at a call.
+    backends::Support cuda = backends::cuda_available();
+    if (!cuda.ok) {
+      const std::string msg = "no CUDA device available: " + cuda.reason;
+      if (lower_options_.on_fallback == "raise")
+        throw DeviceError(label() + " asked for device=" + lower_options_.device + " but " + msg +
+                          " (set on_fallback=warn to run on the CPU instead)");
+      if (lower_options_.on_fallback == "warn")
+        std::cerr << "theon: warning: " << label() << " asked for device=" << lower_options_.device << " but " << msg
+                  << "; every node runs on the CPU\n";
+      lower_options_.fallback_reason = msg;
+    }
+  }
   if (options.on_unused_input != "raise" && options.on_unused_input != "warn" && options.on_unused_input != "ignore")
     throw ValueError(label() + ": on_unused_input must be raise, warn or ignore, got '" + options.on_unused_input + "'");
 

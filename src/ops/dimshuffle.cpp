@@ -1,5 +1,7 @@
 #include "ops/dimshuffle.hpp"
 
+#include "ops/reduce.hpp"
+
 #include <theon/error.hpp>
 
 #include <numeric>
@@ -103,10 +105,24 @@ std::vector<VarPtr> DimShuffle::L_op(const Apply& node, const std::vector<VarPtr
   if (!gz || !is_float(node.input(0)->type.dtype)) return {nullptr};
   // The inverse shuffle: each input dim comes back from its output position; dims the
   // forward dropped (size 1) come back as 'x'; the forward's 'x' dims (size 1) are dropped.
+  // The forward's 'x' dims have size 1 at run time, but gz's type may not know it (e.g. it
+  // came through a reshape): summing over them drops them whatever the static type says.
+  VarPtr g = gz;
+  std::vector<int> new_axes, kept;  // output positions that were 'x' / that came from x
+  for (size_t i = 0; i < pattern_.size(); ++i) (pattern_[i] < 0 ? new_axes : kept).push_back(static_cast<int>(i));
+  bool static_ones = true;
+  for (int a : new_axes) static_ones = static_ones && gz->type.dims[a] == 1;
+  std::vector<int> position(pattern_.size(), -1);  // output position -> position in g
+  if (!static_ones && !new_axes.empty()) {
+    g = reduce(ReduceKind::Sum, gz, new_axes, false);
+    for (size_t k = 0; k < kept.size(); ++k) position[kept[k]] = static_cast<int>(k);
+  } else {
+    for (size_t i = 0; i < pattern_.size(); ++i) position[i] = static_cast<int>(i);
+  }
   std::vector<int> inverse(input_ndim_, -1);
   for (size_t i = 0; i < pattern_.size(); ++i)
-    if (pattern_[i] >= 0) inverse[pattern_[i]] = static_cast<int>(i);
-  return {dimshuffle(gz, inverse)};
+    if (pattern_[i] >= 0) inverse[pattern_[i]] = position[i];
+  return {dimshuffle(g, inverse)};
 }
 
 }  // namespace theon::ops

@@ -216,6 +216,8 @@ void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector
     if constexpr (std::is_same_v<T, bool>) {
       if (kind_ == ReduceKind::Any || kind_ == ReduceKind::All || kind_ == ReduceKind::Max || kind_ == ReduceKind::Min)
         reduce_loop<T, bool>(kind_, in, axes_, outputs[0]);
+      else if (kind_ == ReduceKind::Mean)
+        reduce_loop<T, double>(kind_, in, axes_, outputs[0]);  // the fraction of trues
       else
         reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
     } else if constexpr (std::is_floating_point_v<T>) {

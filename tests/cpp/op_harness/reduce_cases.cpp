@@ -58,7 +58,7 @@ void add_reduce_cases(std::vector<Case>& cases) {
       [](double a, double b) { return a + b; });
   add(cases, "prod", numbers, [](auto& x, auto a, bool k) { return tensor::prod(x, a, k); }, sum_dtype, 1,
       [](double a, double b) { return a * b; });
-  add(cases, "mean", {D::Float32, D::Float64, D::Int32}, [](auto& x, auto a, bool k) { return tensor::mean(x, a, k); },
+  add(cases, "mean", {D::Float32, D::Float64, D::Int32, D::Bool}, [](auto& x, auto a, bool k) { return tensor::mean(x, a, k); },
       [](D t) { return is_float(t) ? t : D::Float64; }, 0, [](double a, double b) { return a + b; },
       [](double s, int64_t n) { return n == 0 ? std::nan("") : s / double(n); });
   add(cases, "max", {D::Float32, D::Float64, D::Int32, D::UInt8, D::Bool},
