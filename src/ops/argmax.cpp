@@ -132,3 +132,11 @@ graph::Cost ArgMax::cost(const Apply& node, const std::vector<Shape>& input_shap
 }
 
 }  // namespace theon::ops
+
+namespace theon::ops {
+
+std::vector<VarPtr> ArgMax::L_op(const Apply&, const std::vector<VarPtr>&) const {
+  return {nullptr};  // an index is piecewise constant in x: disconnected, as in Theano
+}
+
+}  // namespace theon::ops

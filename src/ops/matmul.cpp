@@ -1,6 +1,9 @@
 #include "ops/matmul.hpp"
 
+#include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/reduce.hpp"
+#include "ops/sum_to.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -8,6 +11,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <numeric>
 
 namespace theon::ops {
 
@@ -164,6 +168,60 @@ graph::Cost BatchedMatmul::cost(const Apply& node, const std::vector<Shape>& inp
   c.flops = 2.0 * matrices * static_cast<double>(g.m * g.n * g.k);
   c.bytes += matrices * static_cast<double>(g.m * g.n * itemsize(node.input(0)->type.dtype));
   return c;
+}
+
+}  // namespace theon::ops
+
+// ---- gradient ----
+
+namespace theon::ops {
+
+namespace {
+
+// The last two dims swapped (x has rank >= 2).
+VarPtr swap_last_two(const VarPtr& x) {
+  std::vector<int> pattern(x->type.ndim());
+  std::iota(pattern.begin(), pattern.end(), 0);
+  std::swap(pattern[pattern.size() - 2], pattern.back());
+  return dimshuffle(x, pattern);
+}
+
+// g (rank >= like's) summed to like's run-time shape: the leading dims that broadcasting
+// added are reduced away, then the dims where like has size 1 (sum_to).
+VarPtr sum_to_like(const VarPtr& g, const VarPtr& like) {
+  VarPtr r = g;
+  const int lead = r->type.ndim() - like->type.ndim();
+  if (lead > 0) {
+    std::vector<int> axes(lead);
+    std::iota(axes.begin(), axes.end(), 0);
+    r = reduce(ReduceKind::Sum, r, axes, false);
+  }
+  return sum_to(cast(r, like->type.dtype), like);
+}
+
+}  // namespace
+
+std::vector<VarPtr> BatchedMatmul::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
+  const VarPtr &a = node.input(0), &b = node.input(1);
+  if (!output_grads[0] || !is_float(a->type.dtype)) return {nullptr, nullptr};
+  const int na = a->type.ndim(), nb = b->type.ndim();
+  // Promote vectors as the forward did: a (k,) is a (1, k) row, b (k,) a (k, 1) column, and
+  // gz gets the size-1 dims back (m for a vector a, n for a vector b).
+  const VarPtr a2 = na == 1 ? dimshuffle(a, {-1, 0}) : a;
+  const VarPtr b2 = nb == 1 ? dimshuffle(b, {0, -1}) : b;
+  const int nbatch = std::max(batch_rank(na), batch_rank(nb));
+  std::vector<int> pattern(nbatch);
+  std::iota(pattern.begin(), pattern.end(), 0);
+  int next = nbatch;
+  pattern.push_back(na == 1 ? -1 : next++);
+  pattern.push_back(nb == 1 ? -1 : next++);
+  const VarPtr gz = dimshuffle(cast(output_grads[0], a->type.dtype), pattern);  // batch + (m, n)
+  // Both products broadcast over the full batch; each is summed back to its operand.
+  VarPtr ga = sum_to_like(matmul(gz, swap_last_two(b2)), a2);
+  VarPtr gb = sum_to_like(matmul(swap_last_two(a2), gz), b2);
+  if (na == 1) ga = dimshuffle(ga, {1});
+  if (nb == 1) gb = dimshuffle(gb, {0});
+  return {ga, gb};
 }
 
 }  // namespace theon::ops

@@ -16,6 +16,9 @@ class BatchedMatmul final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// ga = matmul(gz, swapaxes(b)), gb = matmul(swapaxes(a), gz), vectors promoted and
+  /// broadcast batch dims summed back to each operand's shape.
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 
 /// matmul(a, b) for ranks >= 1. Throws ShapeError (naming both operands and their types)

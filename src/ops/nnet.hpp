@@ -21,6 +21,11 @@ class Softmax final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// softmax: (gz - sum(gz * sm, axis, keepdims)) * sm, or, when gz is the gradient of a
+  /// categorical_crossentropy with integer labels of this very output (axis 1 of a matrix),
+  /// the cancelled form gz[i] * (sm - one_hot(labels)), finite even where sm underflows;
+  /// log_softmax: gz - exp(out) * sum(gz, axis, keepdims).
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   bool log_;
@@ -38,6 +43,8 @@ class CategoricalCrossentropy final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// coding: crossentropy_grad(gz, coding, targets); targets: none.
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 
 /// Theano's categorical_crossentropy(coding_dist, true_dist): coding_dist is a matrix of
@@ -57,6 +64,8 @@ class OneHot final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// An integer input: no gradient (nullptr).
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   int64_t n_;
@@ -66,5 +75,43 @@ class OneHot final : public graph::Op {
 /// one_hot(indices, n, dtype): an (len, n) matrix; IndexError at run time for an index
 /// outside [0, n).
 graph::VarPtr one_hot(const graph::VarPtr& indices, int64_t n, DType dtype);
+
+// ---- internal ops of the gradients (src/ops/nnet_grad.cpp) ----
+// Rows are picked by an integer label vector whose length is the matrix's row count, so no
+// static class count is needed (one_hot needs one). Out-of-range labels raise IndexError.
+
+/// LabelGather(x, labels)[i] = x[i, labels[i]]: inputs (matrix, integer vector).
+class LabelGather final : public graph::Op {
+ public:
+  std::string name() const override { return "LabelGather"; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+};
+graph::VarPtr label_gather(const graph::VarPtr& x, const graph::VarPtr& labels);
+
+/// LabelScatter(v, like, labels)[i, j] = v[i] if j == labels[i] else 0, of like's shape and
+/// dtype: inputs (vector, matrix, integer vector). The adjoint of LabelGather.
+class LabelScatter final : public graph::Op {
+ public:
+  std::string name() const override { return "LabelScatter"; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+};
+graph::VarPtr label_scatter(const graph::VarPtr& v, const graph::VarPtr& like, const graph::VarPtr& labels);
+
+/// The gradient of categorical_crossentropy with integer labels with respect to coding:
+/// out[i, j] = -gz[i] / coding[i, j] if j == labels[i] else 0. Inputs (gz vector, coding
+/// matrix, labels). Its own L_op (built from LabelGather/LabelScatter) gives grad of grad;
+/// Softmax::L_op recognises it to cancel the division (see there).
+class CrossentropyGrad final : public graph::Op {
+ public:
+  std::string name() const override { return "CrossentropyGrad"; }
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+};
+graph::VarPtr crossentropy_grad(const graph::VarPtr& gz, const graph::VarPtr& coding, const graph::VarPtr& labels);
 
 }  // namespace theon::ops
