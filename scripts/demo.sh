@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the demo: the seed document's examples on the CPU.
+# Sets up, builds and runs the demo: training on the digits data set (examples/train_digits.cpp).
+# Arguments go to the trainer (e.g. --epochs 10 --model mlp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 BUILD_DIR=${THEON_BUILD_DIR:-build}
-echo "== demo: seed example 1 (dot + bias)"
-"$BUILD_DIR"/examples/seed_dot_bias
-echo
-echo "== demo: seed example 3 (relu, exp, log)"
-"$BUILD_DIR"/examples/seed_relu_exp_log
+echo "== demo: training on the handwritten digits (logistic regression, then an MLP)"
+"$BUILD_DIR"/examples/train_digits "$@"
