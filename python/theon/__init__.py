@@ -13,8 +13,9 @@ from . import gradient
 from .gradient import grad
 from . import printing
 from .printing import debugprint, pp
+from ._dlpack import from_dlpack
 
 Variable = TensorVariable
 
-__all__ = ["config", "change_flags", "errors", "shared", "tensor", "function", "In", "Out", "grad", "gradient",
+__all__ = ["from_dlpack", "config", "change_flags", "errors", "shared", "tensor", "function", "In", "Out", "grad", "gradient",
            "printing", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function"]

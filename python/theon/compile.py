@@ -10,6 +10,7 @@ import re
 import numpy as np
 
 from . import _core
+from . import _dlpack
 from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _v, as_tensor_variable
 from .errors import TheonTypeError, not_available
 
@@ -211,6 +212,9 @@ class Function:
         if isinstance(a, TensorVariable):
             raise TheonTypeError(f"function '{self.name}', input {k}: got a symbolic variable; functions take "
                                  "values (NumPy arrays or numbers)")
+        if hasattr(a, "__dlpack__") and not isinstance(a, np.generic):
+            a = _dlpack.from_dlpack(a)  # torch/CuPy/JAX CPU arrays, without a copy
+            return self._convert(k, a)
         arr = np.asarray(a)
         if arr.dtype == object:
             raise TheonTypeError(f"function '{self.name}', input {k}: cannot convert {type(a).__name__} to {dt}")

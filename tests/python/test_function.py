@@ -231,3 +231,30 @@ def test_softmax_regression_float32_minibatches():
     assert c.dtype == np.float32 and float(c) < first
     assert W.get_value().dtype == np.float32
     assert float(err()) < 0.3
+
+
+class _DLPackOnly:
+    """An array of another framework: only the DLPack protocol (as torch/CuPy/JAX offer)."""
+
+    def __init__(self, a, device=(1, 0)):
+        self._a, self._device = a, device
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def test_dlpack_inputs_and_outputs():
+    x = T.dvector("x")
+    f = theon.function([x], x * 2.0)
+    src = np.arange(4, dtype=np.float64)
+    out = f(_DLPackOnly(src))
+    np.testing.assert_array_equal(out, src * 2)
+    view = theon.from_dlpack(_DLPackOnly(src))
+    assert np.shares_memory(view, src)  # no copy
+    back = np.from_dlpack(out)  # outputs speak DLPack too
+    assert np.shares_memory(back, out)
+    with pytest.raises(NotImplementedError, match="CUDA array"):
+        theon.from_dlpack(_DLPackOnly(src, device=(2, 0)))
