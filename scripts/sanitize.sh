@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the C++ library and tests with AddressSanitizer + UndefinedBehaviorSanitizer (and
+# LeakSanitizer) in build-asan/ and runs the whole ctest suite under them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTHEON_SANITIZE=address,undefined \
+      -DTHEON_BUILD_PYTHON=OFF -DTHEON_BUILD_BENCH=OFF >/dev/null
+ninja -C build-asan -j"$(nproc)"
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan -j"$(nproc)" --timeout 600 --output-on-failure
