@@ -1,0 +1,522 @@
+// theon_bench: the CPU variants of W1 (seed_small), W2 (seed_large) and W3 (seed_chain) of
+// ../shared/bench/WORKLOADS.md (sections 1, 2, 4 and 5), timed for Theon and for a
+// hand-written C++ loop computing the same function, in one run.
+//
+//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3] [--diag]
+//               [--peer NAME] [--no-hand]
+//
+// Inputs: --inputs DIR reads the .npy files that bench/make_inputs.py writes (drawn with
+// numpy.random.default_rng(1) exactly as the peers draw them). Without it the driver draws
+// its own N(0,1) data (std::mt19937_64) and says so in every row's note: the timings hold,
+// but the data are not the contract's.
+//
+// Semantics (CPU, section 5): W and b resident (Theon shared variables; plain arrays for the
+// hand loop), x host in (an Array / a float pointer to a C-contiguous float32 array, taken
+// from a pool, call i uses x[i mod S]), y host out (each call returns a new float32 array).
+// Correctness: before timing, one call on x[0] is compared with a float64 reference
+// computed here from the float32 inputs: rel_err = ||out - ref||_2 / ||ref||_2 <= 5e-5, the
+// output float32, of the right shape, all finite.
+// Timing: W warm-up calls, then R samples of K back-to-back calls; per-call time = sample
+// time / K; the figure is the median over R, spread = (p90 - p10) / median. Counts as in
+// section 5 (W1: 100 warm-up, W2/W3: 50; R = 20, K = 50; --quick: R = 5), with the peers'
+// budget rule (R lowered when R samples would take more than 8 s, 3 s with --quick).
+// Output: CSV with section 4's columns (a header, then one row per workload, peer and
+// variant, plus ENV rows), so that it merges with cpu_peers.py's CSV.
+#include <theon/theon.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace theon;
+
+namespace {
+
+constexpr double kStrict = 5e-5;
+constexpr int64_t kIn = 10;   // x columns, W rows
+constexpr int64_t kOut = 5;   // W columns, b size
+
+// ---------------------------------------------------------------- options
+struct Options {
+  bool quick = false;
+  std::string csv;
+  std::string inputs;
+  std::string only = "W1,W2,W3";
+  bool diag = false;
+  bool hand = true;
+  std::string peer = "theon-cpu";
+};
+
+bool selected(const Options& o, const std::string& wl) {
+  std::stringstream ss(o.only);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == wl) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------- .npy reading
+// Reads a little-endian float32, C-order .npy file (format 1.0-3.0) written by numpy.save.
+std::vector<float> read_npy_f32(const std::string& path, std::vector<int64_t>& shape) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  char magic[8];
+  f.read(magic, 8);
+  if (!f || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error(path + ": not a .npy file");
+  uint32_t hlen = 0;
+  if (magic[6] == 1) {
+    unsigned char l[2];
+    f.read(reinterpret_cast<char*>(l), 2);
+    hlen = l[0] | (l[1] << 8);
+  } else {
+    unsigned char l[4];
+    f.read(reinterpret_cast<char*>(l), 4);
+    hlen = l[0] | (l[1] << 8) | (l[2] << 16) | (static_cast<uint32_t>(l[3]) << 24);
+  }
+  std::string header(hlen, '\0');
+  f.read(header.data(), hlen);
+  if (header.find("'descr': '<f4'") == std::string::npos)
+    throw std::runtime_error(path + ": not little-endian float32: " + header);
+  if (header.find("'fortran_order': False") == std::string::npos)
+    throw std::runtime_error(path + ": Fortran order is not supported");
+  size_t p = header.find("'shape': (");
+  if (p == std::string::npos) throw std::runtime_error(path + ": no shape in header");
+  p += 10;
+  size_t q = header.find(')', p);
+  shape.clear();
+  std::stringstream dims(header.substr(p, q - p));
+  std::string d;
+  int64_t n = 1;
+  while (std::getline(dims, d, ',')) {
+    if (d.find_first_not_of(' ') == std::string::npos) continue;
+    shape.push_back(std::stoll(d));
+    n *= shape.back();
+  }
+  std::vector<float> v(static_cast<size_t>(n));
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!f) throw std::runtime_error(path + ": truncated");
+  return v;
+}
+
+// ---------------------------------------------------------------- data
+struct SeedData {
+  std::vector<float> W, b;             // (10,5), (5,)
+  std::vector<std::vector<float>> xs;  // pool of (rows, 10)
+  int64_t rows = 0;
+};
+
+SeedData load_seed(const Options& o, int64_t rows, int pool, std::string& source) {
+  SeedData d;
+  d.rows = rows;
+  if (!o.inputs.empty()) {
+    std::vector<int64_t> s;
+    d.W = read_npy_f32(o.inputs + "/W.npy", s);
+    if (s != std::vector<int64_t>{kIn, kOut}) throw std::runtime_error("W.npy: wrong shape");
+    d.b = read_npy_f32(o.inputs + "/b.npy", s);
+    if (s != std::vector<int64_t>{kOut}) throw std::runtime_error("b.npy: wrong shape");
+    std::string xf = o.inputs + (rows == 10 ? "/x_small.npy" : "/x_large.npy");
+    std::vector<float> all = read_npy_f32(xf, s);
+    if (s != std::vector<int64_t>{pool, rows, kIn}) throw std::runtime_error(xf + ": wrong shape");
+    for (int i = 0; i < pool; ++i)
+      d.xs.emplace_back(all.begin() + i * rows * kIn, all.begin() + (i + 1) * rows * kIn);
+    source = "inputs=numpy default_rng(1)";
+  } else {
+    std::mt19937_64 rng(1);
+    std::normal_distribution<double> n01;
+    auto draw = [&](int64_t n) {
+      std::vector<float> v(static_cast<size_t>(n));
+      for (auto& e : v) e = static_cast<float>(n01(rng));
+      return v;
+    };
+    d.W = draw(kIn * kOut);
+    d.b = draw(kOut);
+    for (int i = 0; i < pool; ++i) d.xs.push_back(draw(rows * kIn));
+    source = "inputs=mt19937_64 N(0;1) (NOT numpy default_rng: pass --inputs)";
+  }
+  return d;
+}
+
+// float64 reference from the float32 inputs upcast: x @ W + b, then log(exp(relu(.))).
+std::vector<double> reference(const SeedData& d, const std::vector<float>& x, bool chain) {
+  std::vector<double> ref(static_cast<size_t>(d.rows * kOut));
+  for (int64_t i = 0; i < d.rows; ++i)
+    for (int64_t j = 0; j < kOut; ++j) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < kIn; ++k)
+        acc += static_cast<double>(x[i * kIn + k]) * static_cast<double>(d.W[k * kOut + j]);
+      double z = acc + static_cast<double>(d.b[j]);
+      if (chain) z = std::log(std::exp(std::max(z, 0.0)));
+      ref[i * kOut + j] = z;
+    }
+  return ref;
+}
+
+// rel_err of a float32 output, or +inf / NaN with the reason in `why`.
+double rel_err(const float* out, size_t n, const std::vector<double>& ref, std::string& why) {
+  if (n != ref.size()) {
+    why = "wrong size ";
+    return INFINITY;
+  }
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    double o = out[i];
+    if (!std::isfinite(o)) {
+      why = "non-finite output ";
+      return NAN;
+    }
+    num += (o - ref[i]) * (o - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num) / std::sqrt(den);
+}
+
+double rel_err(const Array& out, int64_t rows, const std::vector<double>& ref, std::string& why) {
+  if (out.dtype() != DType::Float32) {
+    why = "dtype " + std::string(dtype_name(out.dtype())) + " ";
+    return INFINITY;
+  }
+  if (out.shape() != Shape{rows, kOut}) {
+    why = "shape " + shape_str(out.shape()) + " ";
+    return INFINITY;
+  }
+  Array c = out.contiguous();
+  return rel_err(c.data<float>(), static_cast<size_t>(c.size()), ref, why);
+}
+
+// ---------------------------------------------------------------- timing
+struct Timing {
+  int warm, reps, inner;
+};
+
+struct Measured {
+  double median = 0, spread_pct = 0;
+  std::string note;
+};
+
+double median_of(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+// As cpu_peers.py time_calls/measure: warm-up (stops after half the budget), R samples of
+// K calls, R lowered (not below min_reps) when the first sample shows R would not fit.
+Measured measure(const std::function<void(int64_t)>& call, Timing t, bool quick) {
+  using clock = std::chrono::steady_clock;
+  const double budget = quick ? 3.0 : 8.0;
+  const int min_reps = quick ? 3 : 5;
+  int reps = quick ? std::min(t.reps, 5) : t.reps;
+  auto t0 = clock::now();
+  int done = 0;
+  for (int i = 0; i < t.warm; ++i) {
+    call(i);
+    ++done;
+    if (std::chrono::duration<double>(clock::now() - t0).count() > 0.5 * budget) break;
+  }
+  int64_t k = done;
+  std::vector<double> samples;
+  int r = reps;
+  while (static_cast<int>(samples.size()) < r) {
+    auto s0 = clock::now();
+    for (int j = 0; j < t.inner; ++j) call(k++);
+    double dt = std::chrono::duration<double>(clock::now() - s0).count();
+    samples.push_back(dt / t.inner);
+    if (samples.size() == 1 && dt * reps > budget)
+      r = std::min(reps, std::max(min_reps, static_cast<int>(budget / dt)));
+  }
+  Measured m;
+  std::vector<double> s = samples;
+  std::sort(s.begin(), s.end());
+  m.median = median_of(s);
+  double p10 = s[static_cast<size_t>(std::lround(0.1 * (s.size() - 1)))];
+  double p90 = s[static_cast<size_t>(std::lround(0.9 * (s.size() - 1)))];
+  m.spread_pct = m.median > 0 ? (p90 - p10) / m.median * 100.0 : NAN;
+  m.note = "R=" + std::to_string(samples.size()) + "xK=" + std::to_string(t.inner) + " ";
+  if (done < t.warm) m.note += "warm=" + std::to_string(done) + "/" + std::to_string(t.warm) + " ";
+  return m;
+}
+
+// ---------------------------------------------------------------- CSV
+class Rows {
+ public:
+  explicit Rows(const std::string& path) {
+    if (!path.empty()) {
+      f_.open(path, std::ios::trunc);
+      if (!f_) throw std::runtime_error("cannot write " + path);
+      f_ << "workload,peer,variant,value,unit,us_per_call,spread_pct,rel_err,bound,check,note\n";
+    }
+  }
+
+  static std::string fmt(double v, const char* spec) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, spec, v);
+    return buf;
+  }
+
+  void add(const std::string& wl, const std::string& peer, const std::string& variant, const std::string& value,
+           const std::string& unit, const std::string& us, const std::string& spread, const std::string& err,
+           const std::string& bound, const std::string& check, std::string note) {
+    std::replace(note.begin(), note.end(), ',', ';');  // no commas: naive readers split on them
+    while (!note.empty() && note.back() == ' ') note.pop_back();
+    std::string row = wl + "," + peer + "," + variant + "," + value + "," + unit + "," + us + "," + spread + "," +
+                      err + "," + bound + "," + check + "," + note;
+    if (f_) f_ << row << "\n" << std::flush;
+    std::cout << "ROW " << row << std::endl;
+  }
+
+  void timed(const std::string& wl, const std::string& peer, const std::string& variant, const Measured& m,
+             double err, const std::string& note) {
+    double us = m.median * 1e6;
+    bool ok = err == err && err <= kStrict;
+    add(wl, peer, variant, fmt(us, "%.4g"), "us/call", fmt(us, "%.4g"), fmt(m.spread_pct, "%.1f"),
+        fmt(err, "%.2e"), fmt(kStrict, "%.0e"), ok ? "ok" : "FAIL", m.note + note);
+  }
+
+  void status(const std::string& wl, const std::string& peer, const std::string& variant, const std::string& check,
+              const std::string& note) {
+    add(wl, peer, variant, "", "", "", "", "", "", check, note);
+  }
+
+  void env(const std::string& key, const std::string& value) { add("ENV", "env", key, "", "", "", "", "", "", "", value); }
+
+ private:
+  std::ofstream f_;
+};
+
+// ---------------------------------------------------------------- the hand baseline
+// y = x @ W + b (and relu for W3), one pass over x, float32 accumulation like sgemm,
+// into a newly allocated output (host out). Single-threaded. The flags are template
+// parameters so that no per-element test remains.
+template <bool Relu, bool LiteralLogExp>
+std::unique_ptr<float[]> hand_affine_t(const float* x, int64_t rows, const float* W, const float* b) {
+  std::unique_ptr<float[]> y(new float[static_cast<size_t>(rows * kOut)]);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* xr = x + i * kIn;
+    float acc[kOut];
+    for (int64_t j = 0; j < kOut; ++j) acc[j] = b[j];
+    for (int64_t k = 0; k < kIn; ++k) {
+      const float xv = xr[k];
+      for (int64_t j = 0; j < kOut; ++j) acc[j] += xv * W[k * kOut + j];
+    }
+    float* yr = y.get() + i * kOut;
+    for (int64_t j = 0; j < kOut; ++j) yr[j] = acc[j];
+  }
+  // The epilogue as a second, contiguous pass: it vectorizes, where a max inside the row
+  // loop above made GCC 12 pick a slower code shape (about 2x on W3).
+  const int64_t n = rows * kOut;
+  float* yp = y.get();
+  if constexpr (Relu)
+    for (int64_t i = 0; i < n; ++i) yp[i] = std::max(yp[i], 0.0f);
+  if constexpr (LiteralLogExp)
+    for (int64_t i = 0; i < n; ++i) yp[i] = std::log(std::exp(yp[i]));
+  return y;
+}
+
+std::unique_ptr<float[]> hand_affine(const float* x, int64_t rows, const float* W, const float* b, bool relu,
+                                     bool literal_log_exp) {
+  if (!relu) return hand_affine_t<false, false>(x, rows, W, b);
+  if (!literal_log_exp) return hand_affine_t<true, false>(x, rows, W, b);
+  return hand_affine_t<true, true>(x, rows, W, b);
+}
+
+std::string env_or(const char* name, const std::string& dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : dflt;
+}
+
+// ---------------------------------------------------------------- one workload
+struct Workload {
+  std::string name, variant;
+  int64_t rows;
+  int pool;
+  bool chain;
+  Timing timing;
+};
+
+void run_workload(const Options& o, const Workload& w, Rows& rows, const std::string& thread_note) {
+  std::string source;
+  SeedData d;
+  try {
+    d = load_seed(o, w.rows, w.pool, source);
+  } catch (const std::exception& e) {
+    rows.status(w.name, o.peer, w.variant, "ERROR", std::string("inputs: ") + e.what());
+    if (o.hand) rows.status(w.name, "hand-cpu", w.variant, "ERROR", std::string("inputs: ") + e.what());
+    return;
+  }
+  const std::vector<double> ref = reference(d, d.xs[0], w.chain);
+  const std::string common = thread_note + source + " ";
+
+  // ---- Theon: W, b shared (resident); x an Array per pool entry (host in); y returned.
+  try {
+    Var x = tensor::fmatrix("x");
+    SharedVar W = shared(Array::from_vector<float>(d.W, Shape{kIn, kOut}), "W");
+    SharedVar b = shared(Array::from_vector<float>(d.b, Shape{kOut}), "b");
+    Var y = tensor::dot(x, W) + b;
+    if (w.chain) y = tensor::log(tensor::exp(tensor::relu(y)));
+    y.set_name("y");
+    Function f = function({x}, {y}, {.name = w.name});
+    std::vector<Array> xs;
+    for (const auto& v : d.xs) xs.push_back(Array::from_vector<float>(v, Shape{w.rows, kIn}));
+
+    std::string why;
+    double err = rel_err(f({xs[0]})[0], w.rows, ref, why);
+    std::cout << "# " << w.name << " theon program:\n" << f.explain() << std::flush;
+    std::vector<Array> last;
+    const size_t pool = xs.size();
+    Measured m = measure([&](int64_t i) { last = f({xs[static_cast<size_t>(i) % pool]}); }, w.timing, o.quick);
+    rows.timed(w.name, o.peer, w.variant, m, err,
+               common + "mode=" + config().mode + " " + why);
+  } catch (const std::exception& e) {
+    rows.status(w.name, o.peer, w.variant, "ERROR", e.what());
+  }
+
+  // ---- hand: the same function as a C++ loop (log(exp(r)) written as r, as Theon may).
+  auto hand = [&](const std::string& variant, bool literal) {
+    try {
+      std::string why;
+      auto y0 = hand_affine(d.xs[0].data(), w.rows, d.W.data(), d.b.data(), w.chain, literal);
+      double err = rel_err(y0.get(), static_cast<size_t>(w.rows * kOut), ref, why);
+      std::unique_ptr<float[]> last;
+      const size_t pool = d.xs.size();
+      Measured m = measure(
+          [&](int64_t i) {
+            last = hand_affine(d.xs[static_cast<size_t>(i) % pool].data(), w.rows, d.W.data(), d.b.data(), w.chain,
+                               literal);
+          },
+          w.timing, o.quick);
+      std::string what = !w.chain ? "plain loop; "
+                         : literal ? "literal log(expf(relu)) per element; "
+                                   : "relu only (log(exp(r)) = r rewritten by hand); ";
+      rows.timed(w.name, "hand-cpu", variant, m, err, "threads=1 " + source + " " + what + why);
+    } catch (const std::exception& e) {
+      rows.status(w.name, "hand-cpu", variant, "ERROR", e.what());
+    }
+  };
+  if (!o.hand) return;
+  hand(w.variant, false);
+  if (w.chain) hand(w.variant + ":literal", true);
+}
+
+// --diag: where Theon's time goes, by timing sub-graphs of W2/W3 on the same inputs (printed
+// as DIAG lines, not CSV rows: they are no workload of the contract).
+void run_diag(const Options& o) {
+  std::string source;
+  for (int64_t rows : {int64_t{10}, int64_t{10000}}) {
+    SeedData d = load_seed(o, rows, rows == 10 ? 16 : 4, source);
+    Var x = tensor::fmatrix("x");
+    SharedVar W = shared(Array::from_vector<float>(d.W, Shape{kIn, kOut}), "W");
+    SharedVar b = shared(Array::from_vector<float>(d.b, Shape{kOut}), "b");
+    std::vector<Array> xs;
+    for (const auto& v : d.xs) xs.push_back(Array::from_vector<float>(v, Shape{rows, kIn}));
+    Var z = tensor::dot(x, W) + b;
+    const std::vector<std::pair<std::string, Var>> graphs = {
+        {"x*1 (one elementwise op on x)", x * 1.0f},
+        {"exp(x) (one transcendental on x)", tensor::exp(x)},
+        {"dot(x, W)", tensor::dot(x, W)},
+        {"dot(x, W) + b", z},
+        {"relu(dot(x, W) + b)", tensor::relu(z)},
+        {"exp(relu(dot(x, W) + b))", tensor::exp(tensor::relu(z))},
+        {"log(exp(relu(dot(x, W) + b)))", tensor::log(tensor::exp(tensor::relu(z)))},
+    };
+    for (const auto& [what, y] : graphs) {
+      Function f = function({x}, {y});
+      std::vector<Array> last;
+      const size_t pool = xs.size();
+      Measured m = measure([&](int64_t i) { last = f({xs[static_cast<size_t>(i) % pool]}); },
+                           Timing{rows == 10 ? 100 : 50, 20, 50}, o.quick);
+      std::printf("DIAG x(%lld,10)  %-34s %10.2f us/call  spread %5.1f%%\n", static_cast<long long>(rows),
+                  what.c_str(), m.median * 1e6, m.spread_pct);
+      std::fflush(stdout);
+    }
+  }
+}
+
+void usage() {
+  std::cout << "usage: theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3]\n"
+               "  --quick        R = 5 samples (a smoke run; its figures are not anchors)\n"
+               "  --csv PATH     write the CSV (WORKLOADS.md section 4 columns) to PATH\n"
+               "  --inputs DIR   .npy inputs from bench/make_inputs.py (numpy default_rng(1));\n"
+               "                 without it the data come from std::mt19937_64 (noted per row)\n"
+               "  --only LIST    comma list of W1, W2, W3 (default: all three)\n"
+               "  --diag         also time sub-graphs (dot, + b, relu, exp, log) and print DIAG lines\n"
+               "  --peer NAME    the peer column of Theon's rows (default theon-cpu; run_cpu.sh uses\n"
+               "                 theon-1t-cpu for its one-thread pass)\n"
+               "  --no-hand      skip the hand-written loop\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--quick") o.quick = true;
+    else if (a == "--csv") o.csv = value();
+    else if (a == "--inputs") o.inputs = value();
+    else if (a == "--only") o.only = value();
+    else if (a == "--diag") o.diag = true;
+    else if (a == "--no-hand") o.hand = false;
+    else if (a == "--peer") o.peer = value();
+    else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else {
+      std::cerr << "unknown option " << a << "\n";
+      usage();
+      return 2;
+    }
+  }
+
+  try {
+    Rows rows(o.csv);
+    unsigned hw = std::thread::hardware_concurrency();
+    std::string threads = env_or("OMP_NUM_THREADS", "default(" + std::to_string(hw) + " logical cores)");
+    std::string thread_note = "threads=OMP " + threads + " OPENBLAS_NUM_THREADS=" +
+                              env_or("OPENBLAS_NUM_THREADS", "default") + " ";
+    const std::string pfx = o.peer + ".";
+    rows.env(pfx + "cxx", std::string("g++ ") + __VERSION__);
+#ifdef THEON_BENCH_BUILD_TYPE
+    rows.env(pfx + "build_type", THEON_BENCH_BUILD_TYPE);
+#endif
+    rows.env(pfx + "mode", config().mode);
+    rows.env(pfx + "threads", "OMP_NUM_THREADS=" + threads);
+    rows.env(pfx + "OPENBLAS_CORETYPE", env_or("OPENBLAS_CORETYPE", "unset"));
+    rows.env(pfx + "quick", o.quick ? "yes (R=5)" : "no");
+
+    const std::vector<Workload> wls = {
+        {"W1", "cpu", 10, 16, false, {100, 20, 50}},
+        {"W2", "cpu", 10000, 4, false, {50, 20, 50}},
+        {"W3", "host", 10000, 4, true, {50, 20, 50}},
+    };
+    for (const auto& w : wls)
+      if (selected(o, w.name)) run_workload(o, w, rows, thread_note);
+    if (o.diag) run_diag(o);
+  } catch (const std::exception& e) {
+    std::cerr << "theon_bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
