@@ -1,4 +1,5 @@
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/fused_cpu.hpp"
 
 namespace theon::backends::cpu {
 namespace {
@@ -17,6 +18,8 @@ class ReferenceKernel final : public Kernel {
 CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) {
   register_blas_kernels(*this);
   register_matmul_kernels(*this);
+  register_fused_kernels(*this);
+  register_gemm_kernels(*this);
 }
 
 Support CpuBackend::supports(const graph::Apply&) const { return {true, ""}; }

@@ -29,5 +29,7 @@ class CpuBackend final : public Backend {
 void register_blas_kernels(CpuBackend& backend);
 /// Kernels for batched matrix products (numpy.matmul), one GEMM per matrix of the batch.
 void register_matmul_kernels(CpuBackend& backend);
+/// The Gemm kernel (alpha * a.b + beta * c, formed by the specialize pass): oneDNN / CBLAS with beta.
+void register_gemm_kernels(CpuBackend& backend);
 
 }  // namespace theon::backends::cpu

@@ -62,6 +62,9 @@ void register_standard_passes() {
   std::call_once(once, [] {
     register_pass({"merge", {"fast_run", "fast_compile", "merge"}, 0, merge_pass});
     register_pass({"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, constant_fold_pass});
+    register_pass({"canonicalize", {"fast_run", "canonicalize"}, 10, canonicalize_pass});
+    register_pass({"specialize", {"fast_run", "specialize"}, 40, specialize_pass});
+    register_pass({"fusion", {"fast_run", "fusion"}, 50, fusion_pass});
     register_pass({"merge_again", {"fast_run", "fast_compile", "merge"}, 100, merge_pass});
   });
 }

@@ -14,6 +14,18 @@ bool merge_pass(graph::FunctionGraph& fgraph);
 /// them by constants. Shared variables are not constants.
 bool constant_fold_pass(graph::FunctionGraph& fgraph);
 
+/// Elementwise fusion: maximal convex regions of Elemwise nodes become one Composite
+/// (fusion.cpp); results used outside a region become extra outputs. Tags fast_run, fusion.
+bool fusion_pass(graph::FunctionGraph& fgraph);
+
+/// Local algebraic simplifications to a fixed point (canonicalize.cpp): x*1, x+0, x-0, x/1,
+/// neg(neg x), log(exp x), log(softmax) -> log_softmax, log(sigmoid) -> -softplus(-x),
+/// log(1 - sigmoid) -> -softplus, dimshuffle and reshape chains. Replacements keep exact types.
+bool canonicalize_pass(graph::FunctionGraph& fgraph);
+
+/// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
+bool specialize_pass(graph::FunctionGraph& fgraph);
+
 /// Registers the passes above (idempotent). Called by the pipeline on first use.
 void register_standard_passes();
 

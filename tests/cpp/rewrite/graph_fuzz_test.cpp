@@ -32,10 +32,12 @@ RandomGraph make_graph(std::mt19937_64& rng, DType dtype) {
     pool.push_back(v);
   }
   auto any = [&]() { return pool[pick(rng) % pool.size()]; };
+  // A (cols, cols) weight for the matrix-product cases (dot + bias becomes a Gemm).
+  Var w = constant(Array::randn({cols, cols}, pick(rng), dtype), "w");
   const int steps = 2 + pick(rng) % 8;
   for (int s = 0; s < steps; ++s) {
     Var a = any(), b = any(), r;
-    switch (pick(rng) % 14) {
+    switch (pick(rng) % 19) {
       case 0: r = a + b; break;
       case 1: r = a - b * 0.5; break;
       case 2: r = a * b; break;
@@ -50,6 +52,14 @@ RandomGraph make_graph(std::mt19937_64& rng, DType dtype) {
       case 11: r = tensor::clip(a, as_var(-1.0), as_var(1.0)) + tensor::relu(b); break;
       case 12: r = a * (constant(Array::full({1, 1}, 2.0, dtype)) + 1.0); break;  // foldable
       case 13: r = tensor::sqrt(tensor::sqr(a) + 1.0) / (tensor::abs(b) + 1.0); break;
+      // Cases for canonicalize and specialize (Gemm): the rules must keep results.
+      case 14: r = tensor::dot(tensor::broadcast_to(a, {rows, cols}), w) + b; break;  // bias of any broadcast
+      case 15:  // a (1, cols) product broadcast against b at run time, scaled
+        r = tensor::dot(tensor::broadcast_to(tensor::max(a, std::vector<int>{0}, true), {1, cols}), w) * 0.5 - b;
+        break;
+      case 16: r = tensor::log(tensor::softmax(a)) + b; break;
+      case 17: r = -(-a) * 1.0 + b / 1.0 - 0.0; break;
+      case 18: r = tensor::log(tensor::sigmoid(a)) + tensor::log(1.0 - tensor::sigmoid(b)); break;
     }
     pool.push_back(r);
   }

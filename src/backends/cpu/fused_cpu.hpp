@@ -1,0 +1,45 @@
+// Fused CPU kernels: a Composite's program compiled to C++ by the system compiler
+// (config().cxx), loaded with dlopen and cached on disk under config().compiledir.
+//
+// A kernel is specialised on the program (with its dtypes), the collapsed rank of the
+// iteration space (contiguous dims merged, at most 4), each operand's broadcast bitmask
+// over the collapsed dims and whether its inner stride is 1 — never on sizes. Beyond rank 4,
+// when the outputs have different shapes, without a compiler (cxx empty) or when compiling
+// fails, the Composite's interpreter runs (one warning per process says why).
+// Transcendentals use SLEEF's 1-ulp vector functions when sleef.h is installed.
+#pragma once
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace theon::ops {
+class Composite;
+}
+
+namespace theon::backends::cpu {
+
+/// Registers the "Composite" kernel.
+void register_fused_kernels(CpuBackend& backend);
+
+/// Counters of this process: modules compiled (the compiler ran), modules loaded from the
+/// disk cache, and variants that fell back to the interpreter because of a failure.
+struct FusedStats {
+  int64_t compiled = 0;
+  int64_t loaded_from_disk = 0;
+  int64_t interpreted_calls = 0;
+};
+FusedStats fused_stats();
+
+/// The generated source of a variant (for tests and debugging): rank of the collapsed
+/// iteration space, then per operand (outputs first, then inputs) a broadcast bitmask
+/// (bit d: collapsed dim d has stride 0) and whether its inner stride is 1.
+std::string fused_source(const ops::Composite& op, int rank, const std::vector<uint32_t>& masks,
+                         const std::vector<bool>& unit);
+
+/// The directory of the compiled-kernel cache (config().compiledir, else
+/// $XDG_CACHE_HOME/theon, else ~/.cache/theon), with the "cpu" subfolder.
+std::string fused_cache_dir();
+
+}  // namespace theon::backends::cpu

@@ -1,0 +1,64 @@
+// Composite: one node computing a fused elementwise region (made by the fusion pass, never by
+// users: it is internal, like SumTo, and not in ops.def). Its inputs all have one rank (they
+// were Elemwise inputs, already rank-aligned and cast); its inner program is a list of
+// scalar instructions over ScalarOpId, each reading inputs or earlier results, and its
+// outputs are instruction results. perform() is a block interpreter using the scalar
+// functors of scalar_ops.hpp; the CPU backend compiles the same program to C++
+// (backends/cpu/fused_cpu.cpp) when a compiler is available.
+#pragma once
+#include "graph/op.hpp"
+#include "ops/scalar/scalar_op_id.hpp"
+
+#include <theon/dtype.hpp>
+
+#include <string>
+#include <vector>
+
+namespace theon::ops {
+
+/// One scalar instruction. Operands are value ids: [0, n_inputs) are the Composite's inputs,
+/// n_inputs + k is the result of instruction k (k earlier than this one).
+struct CompositeInstr {
+  ScalarOpId op;
+  DType dtype;  // the result dtype (a Cast's target)
+  std::vector<int> args;
+};
+
+class Composite final : public graph::Op {
+ public:
+  /// `outputs` are value ids of instruction results. Throws InternalError on a malformed program.
+  Composite(std::vector<DType> input_dtypes, std::vector<CompositeInstr> program, std::vector<int> outputs);
+
+  const std::vector<DType>& input_dtypes() const { return input_dtypes_; }
+  const std::vector<CompositeInstr>& program() const { return program_; }
+  const std::vector<int>& outputs() const { return outputs_; }
+  int num_inputs() const { return static_cast<int>(input_dtypes_.size()); }
+  /// The dtype of value id `v`.
+  DType value_dtype(int v) const;
+  /// For each output, which inputs it depends on (its run-time shape is their broadcast).
+  const std::vector<std::vector<bool>>& output_deps() const { return output_deps_; }
+  /// "tanh(add(mul(i0,i1),i2))": value `v` as an expression over the inputs.
+  std::string expression(int v) const;
+
+  std::string name() const override { return "Composite"; }
+  graph::OpProps props() const override;
+  std::string display() const override;
+  std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
+  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// Fusion runs after gradients are built (in function()), so a Composite is never differentiated.
+  std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+
+ private:
+  std::vector<DType> input_dtypes_;
+  std::vector<CompositeInstr> program_;
+  std::vector<int> outputs_;
+  std::vector<std::vector<bool>> output_deps_;
+};
+
+/// Runs `op`'s program over `outputs` (allocated with infer_shape's shapes, any strides):
+/// the interpreter, shared with the CPU backend's fallback.
+void run_composite(const Composite& op, const graph::Apply& node, const std::vector<Array>& inputs,
+                   std::vector<Array>& outputs);
+
+}  // namespace theon::ops

@@ -1,0 +1,133 @@
+// specialize: dot(a, b) + c, c + dot(a, b), dot(a, b) - c, c - dot(a, b) and the scaled forms
+// alpha * dot(a, b) + beta * c (alpha, beta size-1 constants on either side of the product)
+// become one Gemm node (src/ops/gemm.hpp). It fires only for matrix products whose result
+// (and its scaling) feeds nothing else, when the Gemm's type is exactly the add's, for float
+// and integer dtypes (integral alpha, beta there), and never with alpha or beta 0 (BLAS would
+// skip the operand, turning NaN * 0 into 0).
+#include "graph/op.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/gemm.hpp"
+#include "rewrite/passes/passes.hpp"
+#include "util/dispatch.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <unordered_set>
+
+namespace theon::rewrite {
+namespace {
+
+using graph::Apply;
+using graph::VarPtr;
+using ops::ScalarOpId;
+
+const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
+  if (!v->owner || v->owner->op().name() != "Elemwise") return nullptr;
+  return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
+}
+
+/// The value of a size-1 constant (looking through DimShuffle), as a double.
+std::optional<double> scalar_constant(const VarPtr& v) {
+  const graph::Variable* p = v.get();
+  while (p->owner && p->owner->op().name() == "DimShuffle") p = p->owner->input(0).get();
+  if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return std::nullopt;
+  const Array& c = p->constant;
+  return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]); });
+}
+
+/// Used only by one node of the graph (and not a graph output)?
+bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
+  if (fg.clients(v.get()).size() != 1) return false;
+  return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
+}
+
+struct Product {
+  double alpha = 1;
+  VarPtr a, b;
+};
+
+/// `v` as alpha * dot(a, b) of two matrices, every intermediate used only here.
+std::optional<Product> match_product(const graph::FunctionGraph& fg, const VarPtr& v) {
+  auto dot_of = [&](const VarPtr& d) -> std::optional<Product> {
+    if (!d->owner || d->owner->op().name() != "Dot" || !single_use(fg, d)) return std::nullopt;
+    const VarPtr &a = d->owner->input(0), &b = d->owner->input(1);
+    if (a->type.ndim() != 2 || b->type.ndim() != 2) return std::nullopt;
+    return Product{1, a, b};
+  };
+  if (auto p = dot_of(v)) return p;
+  const Apply* mul = elemwise_owner(v, ScalarOpId::Mul);
+  if (!mul || !single_use(fg, v)) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    std::optional<double> s = scalar_constant(mul->input(i));
+    const VarPtr& other = mul->input(1 - i);
+    if (!s || other->type != v->type) continue;
+    if (auto p = dot_of(other)) {
+      p->alpha = *s;
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+/// `v` as beta * c (beta a size-1 constant, the product used only here), else 1 * v.
+std::pair<double, VarPtr> match_scaled(const graph::FunctionGraph& fg, const VarPtr& v) {
+  if (const Apply* mul = elemwise_owner(v, ScalarOpId::Mul); mul && single_use(fg, v))
+    for (int i = 0; i < 2; ++i)
+      if (std::optional<double> s = scalar_constant(mul->input(i)); s && mul->input(1 - i)->type == v->type)
+        return {*s, mul->input(1 - i)};
+  return {1.0, v};
+}
+
+VarPtr rewrite_add(const graph::FunctionGraph& fg, Apply& node) {
+  const auto& op = static_cast<const ops::Elemwise&>(node.op());
+  const bool add = op.scalar() == ScalarOpId::Add, sub = op.scalar() == ScalarOpId::Sub;
+  const graph::Variable& out = *node.output_raw(0);
+  if ((!add && !sub) || out.type.ndim() != 2 || out.type.dtype == DType::Bool) return nullptr;
+  const bool integral = !is_float(out.type.dtype);
+  for (int i = 0; i < 2; ++i) {
+    std::optional<Product> p = match_product(fg, node.input(i));
+    if (!p) continue;
+    auto [beta, c] = match_scaled(fg, node.input(1 - i));
+    double alpha = p->alpha;
+    if (sub && i == 0) beta = -beta;  // alpha * dot - beta * c
+    if (sub && i == 1) alpha = -alpha;  // beta * c - alpha * dot
+    if (alpha == 0 || beta == 0 || !std::isfinite(alpha) || !std::isfinite(beta)) continue;
+    if (integral && (alpha != std::trunc(alpha) || beta != std::trunc(beta))) continue;
+    if (c->type.dtype != out.type.dtype || p->a->type.dtype != out.type.dtype) continue;
+    VarPtr g = ops::gemm(c, p->a, p->b, alpha, beta);
+    if (g->type == out.type) return g;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool specialize_pass(graph::FunctionGraph& fgraph) {
+  bool changed = false;
+  const std::vector<graph::ApplyPtr> nodes = fgraph.nodes();  // a snapshot: replace re-sorts
+  std::unordered_set<const Apply*> live;
+  auto refresh = [&] {
+    live.clear();
+    for (auto& n : fgraph.nodes()) live.insert(n.get());
+  };
+  refresh();
+  for (const graph::ApplyPtr& node : nodes) {
+    if (!live.count(node.get()) || node->op().name() != "Elemwise") continue;
+    VarPtr replacement;
+    try {
+      replacement = rewrite_add(fgraph, *node);
+    } catch (const Error&) {
+      continue;  // the builder refused: the rule does not apply
+    }
+    if (!replacement) continue;
+    fgraph.replace(node->output(0), replacement, "specialize");
+    changed = true;
+    refresh();
+  }
+  return changed;
+}
+
+}  // namespace theon::rewrite
