@@ -20,6 +20,10 @@
 #include <set>
 #include <sstream>
 
+namespace theon::detail {
+extern const char* const kScalarOpsHeader;
+}
+
 namespace theon::backends::cpu {
 namespace {
 
@@ -71,12 +75,7 @@ std::string functor(ScalarOpId id) {
 // share one definition (and the cache key covers it).
 const std::string& scalar_header() {
   static const std::string text = [] {
-    fs::path p = fs::path(__FILE__).parent_path().parent_path().parent_path() / "ops" / "scalar" / "scalar_ops.hpp";
-    std::ifstream f(p);
-    if (!f) return std::string();
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string s = ss.str();
+    std::string s = detail::kScalarOpsHeader;  // embedded at build time (CMakeLists.txt)
     if (auto pos = s.find("#pragma once"); pos != std::string::npos) s.erase(pos, 12);
     return s;
   }();
