@@ -1,7 +1,7 @@
 // Matrix products on the CPU. float32 goes through oneDNN (Debian's OpenBLAS 0.3.21 misdetects
 // recent CPUs and runs 4-6x slower, see docs/ARCHITECTURE.md), float64 through CBLAS, and
 // integers through the op's exact reference loop.
-#include "backends/cpu/blas_operand.hpp"
+#include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "ops/blas.hpp"
 
@@ -9,12 +9,6 @@
 
 #include <algorithm>
 
-#ifdef THEON_HAVE_DNNL
-#include <dnnl.h>
-#endif
-#ifdef THEON_HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 namespace theon::backends::cpu {
 namespace {
@@ -46,13 +40,7 @@ void small_gemm(const Array& a, const Array& b, Array& out, const ops::GemmShape
 
 class GemmKernel final : public Kernel {
  public:
-  std::string name() const override {
-#ifdef THEON_HAVE_DNNL
-    return "onednn/cblas";
-#else
-    return "cblas";
-#endif
-  }
+  std::string name() const override { return blas_name(); }
 
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
@@ -75,25 +63,8 @@ class GemmKernel final : public Kernel {
     BlasOperand ob = as_blas_operand(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
-    if (t == DType::Float32) {
-#ifdef THEON_HAVE_DNNL
-      dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', g.m, g.n, g.k, 1.0f, a.data<float>(),
-                                    oa.ld, b.data<float>(), ob.ld, 0.0f, out.data<float>(), g.n);
-      if (st != dnnl_success) throw InternalError(node.describe() + ": oneDNN sgemm failed with status " + std::to_string(st));
-      return;
-#elif defined(THEON_HAVE_CBLAS)
-      cblas_sgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, g.m, g.n,
-                  g.k, 1.0f, a.data<float>(), oa.ld, b.data<float>(), ob.ld, 0.0f, out.data<float>(), g.n);
-      return;
-#endif
-    } else {
-#ifdef THEON_HAVE_CBLAS
-      cblas_dgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, g.m, g.n,
-                  g.k, 1.0, a.data<double>(), oa.ld, b.data<double>(), ob.ld, 0.0, out.data<double>(), g.n);
-      return;
-#endif
-    }
-    node.op().perform(node, inputs, outputs);
+    if (!have_blas(t)) return node.op().perform(node, inputs, outputs);
+    blas_gemm(t, oa, ob, g.m, g.n, g.k, 1.0, a.data(), b.data(), 0.0, out.data(), node.describe());
   }
 };
 

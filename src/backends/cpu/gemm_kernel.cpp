@@ -2,19 +2,13 @@
 // c is broadcast into the output first, then one BLAS call accumulates the product into it
 // with beta (oneDNN's sgemm for float32, CBLAS's dgemm for float64). Integer dtypes, tiny or
 // degenerate products and products broadcast against a larger c run the op's reference.
-#include "backends/cpu/blas_operand.hpp"
+#include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "ops/gemm.hpp"
 #include "ops/shape.hpp"
 
 #include <theon/error.hpp>
 
-#ifdef THEON_HAVE_DNNL
-#include <dnnl.h>
-#endif
-#ifdef THEON_HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 namespace theon::backends::cpu {
 namespace {
@@ -24,13 +18,7 @@ constexpr int64_t kSmallGemmWork = 16 * 1024;
 
 class GemmBetaKernel final : public Kernel {
  public:
-  std::string name() const override {
-#ifdef THEON_HAVE_DNNL
-    return "onednn/cblas";
-#else
-    return "cblas";
-#endif
-  }
+  std::string name() const override { return blas_name(); }
 
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
@@ -40,7 +28,7 @@ class GemmBetaKernel final : public Kernel {
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     const Shape out_shape = ops::gemm_output_shape(node, c.shape(), a.shape(), b.shape());
     const DType t = a.dtype();
-    const bool blas_dtype = t == DType::Float32 || t == DType::Float64;
+    const bool blas_dtype = have_blas(t);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
       return op.perform(node, inputs, outputs);
@@ -49,27 +37,7 @@ class GemmBetaKernel final : public Kernel {
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {c, oa.ok ? a : a.contiguous(), ob.ok ? b : b.contiguous()}, outputs);
     ops::copy_strided(c, out);  // c broadcast into the output; BLAS scales it by beta
-    if (t == DType::Float32) {
-#ifdef THEON_HAVE_DNNL
-      dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', m, n, k, static_cast<float>(op.alpha()),
-                                    a.data<float>(), oa.ld, b.data<float>(), ob.ld, static_cast<float>(op.beta()),
-                                    out.data<float>(), n);
-      if (st != dnnl_success) throw InternalError(node.describe() + ": oneDNN sgemm failed with status " + std::to_string(st));
-      return;
-#elif defined(THEON_HAVE_CBLAS)
-      cblas_sgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, m, n, k,
-                  static_cast<float>(op.alpha()), a.data<float>(), oa.ld, b.data<float>(), ob.ld,
-                  static_cast<float>(op.beta()), out.data<float>(), n);
-      return;
-#endif
-    } else {
-#ifdef THEON_HAVE_CBLAS
-      cblas_dgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, m, n, k,
-                  op.alpha(), a.data<double>(), oa.ld, b.data<double>(), ob.ld, op.beta(), out.data<double>(), n);
-      return;
-#endif
-    }
-    op.perform(node, inputs, outputs);
+    blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node.describe());
   }
 };
 

@@ -1,8 +1,12 @@
-// How a strided 2-d view maps onto a row-major BLAS operand (shared by the CPU matrix-product
-// kernels).
+// The one place the CPU backend calls BLAS: how a strided 2-d view maps onto a row-major
+// BLAS operand, and a GEMM that picks oneDNN (float32) or CBLAS (float64) as this build has
+// them. Shared by the Dot, BatchedMatmul and Gemm kernels.
 #pragma once
+#include <theon/dtype.hpp>
+
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace theon::backends::cpu {
 
@@ -23,5 +27,16 @@ inline BlasOperand as_blas_operand(int64_t rows, int64_t cols, int64_t rs, int64
   if ((row1 || rs == 1) && (col1 || cs >= r)) return {true, col1 ? r : cs, true};
   return {};
 }
+
+/// Whether this build has a BLAS for `t` (float32: oneDNN or CBLAS; float64: CBLAS).
+bool have_blas(DType t);
+/// "onednn/cblas", "cblas" or "none": for explain().
+const char* blas_name();
+
+/// out(m, n) = alpha * op(a) . op(b) + beta * out, out contiguous with leading dimension n;
+/// `a`, `b`, `out` point at elements of dtype `t` (float32 or float64, have_blas(t) true).
+/// `what` names the node in a library error.
+void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m, int64_t n, int64_t k, double alpha,
+               const void* a, const void* b, double beta, void* out, const std::string& what);
 
 }  // namespace theon::backends::cpu
