@@ -46,8 +46,11 @@ grep -q "Theon_DIR:PATH=$PREFIX/" "$WORK/consumer-build/CMakeCache.txt" || {
 echo "== run"
 # The consumer must load the installed library (its build RPATH points at $PREFIX/lib*).
 if command -v ldd >/dev/null 2>&1; then
-  ldd "$WORK/consumer-build/theon_consumer" | grep libtheon
-  ldd "$WORK/consumer-build/theon_consumer" | grep -q "libtheon.*$PREFIX/" || {
+  # (Captured first: `ldd | grep -q` under pipefail fails when grep exits early and ldd
+  # gets SIGPIPE.)
+  LIBS=$(ldd "$WORK/consumer-build/theon_consumer")
+  grep libtheon <<<"$LIBS"
+  grep -q "libtheon.*$PREFIX/" <<<"$LIBS" || {
     echo "FAIL: theon_consumer does not load libtheon from $PREFIX" >&2
     exit 1
   }
