@@ -2,6 +2,7 @@
 
 #include <theon/error.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace theon::compile {
@@ -66,6 +67,24 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   for (auto& [s, v] : prog->leaves) keep[s] = true;
   for (int s = 0; s < prog->num_slots; ++s)
     if (!keep[s] && last[s] >= 0) prog->thunks[last[s]].release.push_back(s);
+
+  // Destroy check: an output may overwrite an input only where the op says so (destroy_map),
+  // the output is not a view, and the input's slot dies at this thunk (so it is not a graph
+  // input, output, constant or shared variable, and no later thunk reads it).
+  for (auto& t : prog->thunks) {
+    t.destroy.assign(t.outputs.size(), -1);
+    bool any = false;
+    for (auto [o, i] : t.node->op().destroy_map()) {
+      if (o < 0 || o >= static_cast<int>(t.outputs.size()) || i < 0 || i >= static_cast<int>(t.inputs.size()))
+        throw InternalError(t.node->describe() + ": destroy_map refers to a missing input or output");
+      if (t.output_is_view[o]) continue;
+      const int s = t.inputs[i];
+      if (std::find(t.release.begin(), t.release.end(), s) == t.release.end()) continue;
+      t.destroy[o] = i;
+      any = true;
+    }
+    prog->num_inplace += any;
+  }
   return prog;
 }
 

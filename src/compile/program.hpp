@@ -22,6 +22,11 @@ struct Thunk {
   std::vector<int> outputs;
   std::vector<bool> output_is_view;  // from the op's view_map: the kernel sets these itself
   std::vector<int> release;          // slots dead after this thunk
+  /// Per output: the input position whose buffer it may overwrite (the op's destroy_map,
+  /// kept only where that input's slot is dead after this thunk), else -1. The executor
+  /// re-checks at run time (buffer made by this call, not shared, same shape and dtype,
+  /// contiguous) and allocates otherwise.
+  std::vector<int> destroy;
 };
 
 struct Program {
@@ -34,6 +39,7 @@ struct Program {
   std::vector<rewrite::PassRecord> passes;              // what the optimizer did
   std::string device;                                   // where the program runs
   std::vector<std::string> fallback_notes;              // nodes that could not run where asked, and why
+  int num_inplace = 0;                                  // thunks with a destroy entry
 };
 
 struct LowerOptions {

@@ -190,6 +190,9 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   state->pool.end_call();
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    entry.last = state->pool.stats();
+    entry.called = true;
+    last_memory_ = entry.last;
     entry.idle.push_back(std::move(state));
   }
   if (!update_targets_.empty()) {
@@ -198,6 +201,18 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   }
   results.resize(num_user_outputs_);
   return results;
+}
+
+std::optional<MemoryStats> FunctionImpl::memory_report() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_memory_;
+}
+
+std::optional<MemoryStats> FunctionImpl::memory_report(const std::vector<Array>& inputs) {
+  Entry& entry = program_for(check_inputs(inputs));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!entry.called) return std::nullopt;
+  return entry.last;
 }
 
 std::vector<Array> FunctionImpl::generic_inputs() const {
@@ -222,6 +237,12 @@ std::string FunctionImpl::explain() {
        << ", kernel " << t.kernel->name() << "] " << t.reason << "\n";
   }
   os << "  transfers: none\n";
+  if (auto m = memory_report())
+    os << "  memory: peak " << m->peak_bytes << " bytes in the last call, " << m->reused << " buffers reused, "
+       << m->allocated << " allocated, " << m->inplace << " inplace (" << program->num_inplace
+       << " node(s) planned inplace)\n";
+  else
+    os << "  memory: no call yet (" << program->num_inplace << " node(s) planned inplace)\n";
   for (auto& p : program->passes) os << "  pass " << p.name << (p.changed ? " (changed)" : "") << "\n";
   return os.str();
 }

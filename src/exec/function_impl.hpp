@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,14 @@ class FunctionImpl {
   struct Entry {
     std::shared_ptr<compile::Program> program;
     std::vector<std::unique_ptr<ExecState>> idle;  // execution states not in use (guarded by mutex_)
+    MemoryStats last;                              // the last successful call of this program
+    bool called = false;
   };
+  /// The memory plan's report of the last successful call (of any program of this function);
+  /// nullopt before the first call.
+  std::optional<MemoryStats> memory_report();
+  /// The same for the program of inputs with these shapes (nullopt if it never ran).
+  std::optional<MemoryStats> memory_report(const std::vector<Array>& inputs);
   /// The program for inputs with these shapes (compiled on first use). Entries are never
   /// removed, so the reference stays valid.
   Entry& program_for(const std::vector<Array>& inputs);
@@ -51,6 +59,7 @@ class FunctionImpl {
 
   std::mutex mutex_;
   std::map<std::string, Entry> programs_;  // key: which input dims have size 1
+  std::optional<MemoryStats> last_memory_;  // guarded by mutex_
 };
 
 }  // namespace theon::detail

@@ -224,12 +224,23 @@ graph::OpProps Composite::props() const {
   }
   std::string outs;
   for (size_t i = 0; i < outputs_.size(); ++i) outs += (i ? "," : "") + std::to_string(outputs_[i]);
-  return {{"inputs", dtype_list(input_dtypes_)}, {"program", prog}, {"outputs", outs}};
+  graph::OpProps p = {{"inputs", dtype_list(input_dtypes_)}, {"program", prog}, {"outputs", outs}};
+  if (inplace_ >= 0) p.push_back({"inplace", std::to_string(inplace_)});
+  return p;
+}
+
+std::shared_ptr<Composite> Composite::with_inplace(int k) const {
+  if (k < 0 || k >= num_inputs() || input_dtypes_[k] != value_dtype(outputs_[0]))
+    throw InternalError("Composite: input " + std::to_string(k) + " cannot be overwritten by output 0");
+  auto op = std::make_shared<Composite>(*this);
+  op->inplace_ = k;
+  return op;
 }
 
 std::string Composite::display() const {
   std::string s = "Composite{";
   for (size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", " : "") + expression(outputs_[i]);
+  if (inplace_ >= 0) s += ", inplace(" + std::to_string(inplace_) + ")";
   return s + "}";
 }
 

@@ -11,6 +11,8 @@
 
 #include <theon/dtype.hpp>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,14 @@ class Composite final : public graph::Op {
  public:
   /// `outputs` are value ids of instruction results. Throws InternalError on a malformed program.
   Composite(std::vector<DType> input_dtypes, std::vector<CompositeInstr> program, std::vector<int> outputs);
+  /// The inplace variant (made only by the inplace pass): output 0 overwrites input `k`
+  /// (destroy_map {0: k}); printed "Composite{..., inplace(k)}".
+  std::shared_ptr<Composite> with_inplace(int k) const;
+  /// The destroyed input, or -1.
+  int inplace() const { return inplace_; }
+  std::map<int, int> destroy_map() const override {
+    return inplace_ >= 0 ? std::map<int, int>{{0, inplace_}} : std::map<int, int>{};
+  }
 
   const std::vector<DType>& input_dtypes() const { return input_dtypes_; }
   const std::vector<CompositeInstr>& program() const { return program_; }
@@ -54,6 +64,7 @@ class Composite final : public graph::Op {
   std::vector<CompositeInstr> program_;
   std::vector<int> outputs_;
   std::vector<std::vector<bool>> output_deps_;
+  int inplace_ = -1;
 };
 
 /// Runs `op`'s program over `outputs` (allocated with infer_shape's shapes, any strides):

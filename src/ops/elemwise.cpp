@@ -56,6 +56,7 @@ ScalarOpId scalar_op_by_name(std::string_view name) {
 graph::OpProps Elemwise::props() const {
   graph::OpProps p = {{"", std::string(scalar_op_info(scalar_).name)}};
   if (scalar_ == ScalarOpId::Cast) p.push_back({"", std::string(dtype_name(out_dtype_))});
+  if (inplace_ >= 0) p.push_back({"", "inplace(" + std::to_string(inplace_) + ")"});
   return p;
 }
 

@@ -7,15 +7,24 @@
 
 #include <theon/dtype.hpp>
 
+#include <map>
 #include <vector>
 
 namespace theon::ops {
 
 class Elemwise final : public graph::Op {
  public:
-  Elemwise(ScalarOpId scalar, DType out_dtype) : scalar_(scalar), out_dtype_(out_dtype) {}
+  /// `inplace` >= 0 makes the inplace variant (made only by the inplace pass): output 0
+  /// overwrites input `inplace` (destroy_map {0: inplace}), printed "Elemwise{add, inplace(0)}".
+  Elemwise(ScalarOpId scalar, DType out_dtype, int inplace = -1)
+      : scalar_(scalar), out_dtype_(out_dtype), inplace_(inplace) {}
   ScalarOpId scalar() const { return scalar_; }
   DType out_dtype() const { return out_dtype_; }
+  /// The destroyed input, or -1.
+  int inplace() const { return inplace_; }
+  std::map<int, int> destroy_map() const override {
+    return inplace_ >= 0 ? std::map<int, int>{{0, inplace_}} : std::map<int, int>{};
+  }
 
   std::string name() const override { return "Elemwise"; }
   graph::OpProps props() const override;
@@ -28,6 +37,7 @@ class Elemwise final : public graph::Op {
  private:
   ScalarOpId scalar_;
   DType out_dtype_;
+  int inplace_ = -1;
 };
 
 /// Builds an elementwise node: NEP 50 promotion (literals are weak), the op kind's dtype

@@ -65,6 +65,7 @@ void register_standard_passes() {
     register_pass({"canonicalize", {"fast_run", "canonicalize"}, 10, canonicalize_pass});
     register_pass({"specialize", {"fast_run", "specialize"}, 40, specialize_pass});
     register_pass({"fusion", {"fast_run", "fusion"}, 50, fusion_pass});
+    register_pass({"inplace", {"fast_run", "inplace"}, 90, inplace_pass});
     register_pass({"merge_again", {"fast_run", "fast_compile", "merge"}, 100, merge_pass});
   });
 }
