@@ -35,6 +35,16 @@ struct FunctionOptions {
   bool allow_input_downcast = false;      // accept lossy casts of inputs
 };
 
+/// One node of a compiled program, as explain() prints it.
+struct NodeInfo {
+  std::string op;                   // "Elemwise{add}", "Dot", "Composite{...}"
+  std::vector<std::string> inputs;  // the inputs' labels (user names where there are)
+  std::string output_type;          // "float32 (?, 5)" (first output)
+  std::string device;               // "cpu", later "cuda0", ...
+  std::string kernel;               // "reference", "onednn/cblas", "fused_cpu", ...
+  std::string reason;               // why it runs there
+};
+
 class Function {
  public:
   Function() = default;
@@ -46,6 +56,9 @@ class Function {
   std::string explain() const;
   /// The optimized graph, as debugprint prints it.
   std::string debugprint() const;
+  /// The compiled program's nodes in execution order (for inputs of the declared static
+  /// shapes): what explain() prints, as data.
+  std::vector<NodeInfo> nodes() const;
   const std::shared_ptr<detail::FunctionImpl>& impl() const { return impl_; }
 
  private:

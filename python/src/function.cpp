@@ -9,6 +9,14 @@
 namespace theon::py {
 
 void init_function(nb::module_& m) {
+  nb::class_<NodeInfo>(m, "NodeInfo", "A node of a compiled program (theon::NodeInfo).")
+      .def_ro("op", &NodeInfo::op)
+      .def_ro("inputs", &NodeInfo::inputs)
+      .def_ro("output_type", &NodeInfo::output_type)
+      .def_ro("device", &NodeInfo::device)
+      .def_ro("kernel", &NodeInfo::kernel)
+      .def_ro("reason", &NodeInfo::reason);
+
   nb::class_<Function>(m, "Function", "A compiled function (theon::Function).")
       .def("__call__", [](const Function& f, const std::vector<nb::object>& args) {
         std::vector<Array> inputs;
@@ -26,7 +34,8 @@ void init_function(nb::module_& m) {
       }, nb::arg("inputs"), "Runs the function on a list of NumPy arrays; returns a list of NumPy arrays.")
       .def_prop_ro("name", &Function::name)
       .def("explain", &Function::explain)
-      .def("debugprint", &Function::debugprint);
+      .def("debugprint", &Function::debugprint)
+      .def("nodes", &Function::nodes, "The compiled program's nodes in execution order.");
 
   m.def("function", [](const std::vector<Var>& inputs, const std::vector<Var>& outputs,
                        const std::vector<std::pair<SharedVar, Var>>& updates,

@@ -89,37 +89,6 @@ class Apply:
         return f"{self.op}({', '.join(self.inputs)})"
 
 
-def _split_call(text):
-    """'DimShuffle{(x,0)}(b, c) -> ...' -> ('DimShuffle{(x,0)}', ['b', 'c'], rest)."""
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            j, d = i + 1, 1
-            while j < len(text) and d:
-                d += {"(": 1, ")": -1}.get(text[j], 0)
-                j += 1
-            args = text[i + 1:j - 1]
-            parts, cur, dd = [], "", 0
-            for c in args:
-                if c == "," and dd == 0:
-                    parts.append(cur.strip())
-                    cur = ""
-                    continue
-                dd += {"(": 1, "<": 1, ")": -1, ">": -1}.get(c, 0)
-                cur += c
-            if cur.strip():
-                parts.append(cur.strip())
-            return text[:i], parts, text[j:]
-    return text, [], ""
-
-
-_NODE = re.compile(r"^\s+(\d+)\s+(.*)$")
-
-
 class FunctionGraph:
     """``f.maker.fgraph``: the compiled program (for the shapes seen so far, or generic ones)."""
 
@@ -127,18 +96,9 @@ class FunctionGraph:
         self._fn = fn
 
     def toposort(self):
-        nodes = []
-        for line in self._fn.explain().splitlines():
-            m = _NODE.match(line)
-            if not m:
-                continue
-            op, args, rest = _split_call(m.group(2))
-            out_type, device, kernel = "", "", ""
-            mt = re.match(r"\s*->\s*(.*?)\s+\[([^,\]]+)(?:,\s*kernel\s+([^\]]+))?\]", rest)
-            if mt:
-                out_type, device, kernel = mt.group(1), mt.group(2), mt.group(3) or ""
-            nodes.append(Apply(int(m.group(1)), op.strip(), args, out_type, device, kernel, line.strip()))
-        return nodes
+        return [Apply(i, n.op, list(n.inputs), n.output_type, n.device, n.kernel,
+                      f"{i}  {n.op}({', '.join(n.inputs)}) -> {n.output_type}  [{n.device}, kernel {n.kernel}] {n.reason}")
+                for i, n in enumerate(self._fn.nodes())]
 
     def __repr__(self):
         return self._fn.debugprint()

@@ -24,6 +24,7 @@ std::vector<Array> Function::operator()(const std::vector<Array>& inputs) const 
 const std::string& Function::name() const { return need(impl_).name(); }
 std::string Function::explain() const { return need(impl_).explain(); }
 std::string Function::debugprint() const { return need(impl_).debugprint(); }
+std::vector<NodeInfo> Function::nodes() const { return need(impl_).nodes(); }
 
 std::string debugprint(const Var& var) { return debugprint(std::vector<Var>{var}); }
 std::string debugprint(const std::vector<Var>& vars) {

@@ -247,6 +247,22 @@ std::string FunctionImpl::explain() {
   return os.str();
 }
 
+std::vector<NodeInfo> FunctionImpl::nodes() {
+  auto program = program_for(generic_inputs()).program;
+  std::vector<NodeInfo> out;
+  for (auto& t : program->thunks) {
+    NodeInfo n;
+    n.op = t.node->op().display();
+    for (auto& in : t.node->inputs()) n.inputs.push_back(in->label());
+    n.output_type = t.node->output_raw(0)->type.str();
+    n.device = t.device;
+    n.kernel = t.kernel->name();
+    n.reason = t.reason;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 std::string FunctionImpl::debugprint() {
   auto program = program_for(generic_inputs()).program;
   return graph::debugprint(program->fgraph->outputs());

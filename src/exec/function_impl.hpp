@@ -25,6 +25,7 @@ class FunctionImpl {
   std::vector<Array> call(const std::vector<Array>& inputs);
   std::string explain();
   std::string debugprint();
+  std::vector<NodeInfo> nodes();
   const std::string& name() const { return name_; }
   struct Entry {
     std::shared_ptr<compile::Program> program;

@@ -220,3 +220,22 @@ TEST(Function, SharedSetValueChecks) {
 
 }  // namespace
 }  // namespace theon
+
+namespace theon {
+namespace {
+
+TEST(Function, NodesDescribeTheCompiledProgram) {
+  Var x = tensor::matrix("x");
+  SharedVar w = shared(Array::zeros({10, 5}, DType::Float32), "w");
+  Function f = function({x}, {tensor::dot(x, w)}, {.name = "nodes"});
+  std::vector<NodeInfo> nodes = f.nodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].op, "Dot");
+  EXPECT_EQ(nodes[0].inputs, (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(nodes[0].device, "cpu");
+  EXPECT_EQ(nodes[0].output_type, "float32 (?, ?)");
+  EXPECT_FALSE(nodes[0].kernel.empty());
+}
+
+}  // namespace
+}  // namespace theon
