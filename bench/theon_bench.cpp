@@ -1,9 +1,11 @@
-// theon_bench: the CPU variants of W1 (seed_small), W2 (seed_large) and W3 (seed_chain) of
-// ../shared/bench/WORKLOADS.md (sections 1, 2, 4 and 5), timed for Theon and for a
-// hand-written C++ loop computing the same function, in one run.
+// theon_bench: the CPU variants of W1 (seed_small), W2 (seed_large), W3 (seed_chain) and
+// W5 (fused_chain) of ../shared/bench/WORKLOADS.md (sections 1, 2, 4 and 5), timed for Theon
+// and (W1-W3) for a hand-written C++ loop computing the same function, in one run; and two
+// measurements of Theon itself: COMPILE (compile time of a 100-op graph, cold and warm disk
+// cache) and OVERHEAD (per-call cost of a 3-node function on 4 elements).
 //
-//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3] [--diag]
-//               [--peer NAME] [--no-hand]
+//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3,W5,COMPILE,OVERHEAD]
+//               [--w5-log2 N] [--diag] [--peer NAME] [--no-hand]
 //
 // Inputs: --inputs DIR reads the .npy files that bench/make_inputs.py writes (drawn with
 // numpy.random.default_rng(1) exactly as the peers draw them). Without it the driver draws
@@ -24,6 +26,8 @@
 // variant, plus ENV rows), so that it merges with cpu_peers.py's CSV.
 #include <theon/theon.hpp>
 
+#include "backends/cpu/fused_cpu.hpp"  // fused_stats(): did W5 run generated code?
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -40,6 +45,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace theon;
@@ -59,6 +65,9 @@ struct Options {
   bool diag = false;
   bool hand = true;
   std::string peer = "theon-cpu";
+  int w5_log2 = 24;          // WORKLOADS.md section 5: n = 2^24 on the CPU
+  std::string compile_child;  // internal: the warm-process half of COMPILE
+  std::string self;           // argv[0], to start that child
 };
 
 bool selected(const Options& o, const std::string& wl) {
@@ -70,8 +79,11 @@ bool selected(const Options& o, const std::string& wl) {
 }
 
 // ---------------------------------------------------------------- .npy reading
-// Reads a little-endian float32, C-order .npy file (format 1.0-3.0) written by numpy.save.
-std::vector<float> read_npy_f32(const std::string& path, std::vector<int64_t>& shape) {
+// Reads a little-endian, C-order .npy file (format 1.0-3.0) written by numpy.save, of element
+// type T ('<f4' float, '<i8' int64_t).
+template <class T>
+std::vector<T> read_npy(const std::string& path, std::vector<int64_t>& shape) {
+  const char* descr = sizeof(T) == 4 ? "'descr': '<f4'" : "'descr': '<i8'";
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);
   char magic[8];
@@ -89,8 +101,8 @@ std::vector<float> read_npy_f32(const std::string& path, std::vector<int64_t>& s
   }
   std::string header(hlen, '\0');
   f.read(header.data(), hlen);
-  if (header.find("'descr': '<f4'") == std::string::npos)
-    throw std::runtime_error(path + ": not little-endian float32: " + header);
+  if (header.find(descr) == std::string::npos)
+    throw std::runtime_error(path + ": not " + descr + ": " + header);
   if (header.find("'fortran_order': False") == std::string::npos)
     throw std::runtime_error(path + ": Fortran order is not supported");
   size_t p = header.find("'shape': (");
@@ -106,10 +118,14 @@ std::vector<float> read_npy_f32(const std::string& path, std::vector<int64_t>& s
     shape.push_back(std::stoll(d));
     n *= shape.back();
   }
-  std::vector<float> v(static_cast<size_t>(n));
-  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  std::vector<T> v(static_cast<size_t>(n));
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
   if (!f) throw std::runtime_error(path + ": truncated");
   return v;
+}
+
+std::vector<float> read_npy_f32(const std::string& path, std::vector<int64_t>& shape) {
+  return read_npy<float>(path, shape);
 }
 
 // ---------------------------------------------------------------- data
@@ -413,6 +429,249 @@ void run_workload(const Options& o, const Workload& w, Rows& rows, const std::st
   if (w.chain) hand(w.variant + ":literal", true);
 }
 
+// ---------------------------------------------------------------- W5 fused_chain
+// out = tanh(a*b + c) * exp(-a*a) + sigmoid(c), n = 2^24 float32 (section 5), a, b, c held in
+// Theon Arrays (resident), a new output Array each call. Inputs: --inputs DIR/w5_<n>.npy
+// ((3, n), numpy default_rng(5), from make_inputs.py) and w5_idx_<n>.npy (the 2^20 check
+// positions, default_rng(55)); else drawn here (noted). Figure: GB/s at 16 B/element.
+void run_w5(const Options& o, Rows& rows, const std::string& thread_note) {
+  const int64_t n = int64_t{1} << o.w5_log2;
+  const std::string variant = "fused:n=2^" + std::to_string(o.w5_log2);
+  try {
+    std::vector<float> abc;
+    std::vector<int64_t> idx;
+    std::string source;
+    const std::string file = o.inputs + "/w5_" + std::to_string(n) + ".npy";
+    if (!o.inputs.empty() && std::filesystem::exists(file)) {
+      std::vector<int64_t> s;
+      abc = read_npy<float>(file, s);
+      if (s != std::vector<int64_t>{3, n}) throw std::runtime_error(file + ": wrong shape");
+      idx = read_npy<int64_t>(o.inputs + "/w5_idx_" + std::to_string(n) + ".npy", s);
+      source = "inputs=numpy default_rng(5)";
+    } else {
+      std::mt19937_64 rng(5);
+      std::normal_distribution<float> n01;
+      abc.resize(static_cast<size_t>(3 * n));
+      for (auto& e : abc) e = n01(rng);
+      std::uniform_int_distribution<int64_t> pos(0, n - 1);
+      idx.resize(std::min<int64_t>(n, 1 << 20));
+      for (auto& i : idx) i = pos(rng);
+      source = "inputs=mt19937_64 N(0;1) (NOT numpy default_rng: pass --inputs)";
+    }
+    auto slice = [&](int k) {
+      return Array::from_vector<float>(std::vector<float>(abc.begin() + k * n, abc.begin() + (k + 1) * n), Shape{n});
+    };
+    Array A = slice(0), Bv = slice(1), C = slice(2);
+    // float64 reference on the check positions, from the float32 inputs (as the peers).
+    std::vector<double> ref(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const double a = abc[idx[k]], b = abc[n + idx[k]], c = abc[2 * n + idx[k]];
+      ref[k] = std::tanh(a * b + c) * std::exp(-a * a) + 1.0 / (1.0 + std::exp(-c));
+    }
+    std::vector<float>().swap(abc);
+
+    Var a = tensor::vector("a", DType::Float32), b = tensor::vector("b", DType::Float32),
+        c = tensor::vector("c", DType::Float32);
+    Var y = tensor::tanh(a * b + c) * tensor::exp(-a * a) + tensor::sigmoid(c);
+    Function f = function({a, b, c}, {y}, {.name = "W5"});
+    std::cout << "# W5 theon program:\n" << f.explain() << std::flush;
+    const auto before = backends::cpu::fused_stats();
+    Array out = f({A, Bv, C})[0];
+    std::string why;
+    double err = NAN;
+    if (out.dtype() != DType::Float32 || out.shape() != Shape{n}) {
+      why = "dtype/shape " + shape_str(out.shape()) + " ";
+      err = INFINITY;
+    } else {
+      Array oc = out.contiguous();
+      const float* p = oc.data<float>();
+      std::vector<float> picked(idx.size());
+      for (size_t k = 0; k < idx.size(); ++k) picked[k] = p[idx[k]];
+      err = rel_err(picked.data(), picked.size(), ref, why);
+      for (int64_t i = 0; i < n && why.empty(); ++i)
+        if (!std::isfinite(p[i])) {
+          why = "non-finite output ";
+          err = NAN;
+        }
+    }
+    out = Array();
+    Array last;
+    Measured m = measure([&](int64_t) { last = f({A, Bv, C})[0]; }, Timing{2, 10, 1}, o.quick);
+    const auto after = backends::cpu::fused_stats();
+    const std::string kernel = after.interpreted_calls > before.interpreted_calls
+                                   ? "kernel=INTERPRETER (no generated code) "
+                                   : "kernel=generated C++ (fused_cpu) ";
+    const double s_call = m.median;
+    const bool ok = err == err && err <= kStrict;
+    rows.add("W5", o.peer, variant, Rows::fmt(16.0 * n / s_call / 1e9, "%.3f"), "GB/s", Rows::fmt(s_call * 1e6, "%.5g"),
+             Rows::fmt(m.spread_pct, "%.1f"), Rows::fmt(err, "%.2e"), Rows::fmt(kStrict, "%.0e"), ok ? "ok" : "FAIL",
+             m.note + thread_note + source + " " + kernel + "new output Array per call " + why);
+  } catch (const std::exception& e) {
+    rows.status("W5", o.peer, variant, "ERROR", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- COMPILE
+// A DAG of exactly 100 user-level ops (elementwise, with edges back to earlier values, and
+// row reductions broadcast back) over x (64, 256) float32. Built, compiled (function()) and run
+// once; the first call is where the fused kernels are compiled with the system compiler.
+Var graph100(const Var& x, int& ops) {
+  ops = 0;
+  std::vector<Var> vals{x};
+  Var h = x;
+  auto take = [&](Var v) {
+    ++ops;
+    h = v;
+    vals.push_back(v);
+  };
+  for (int i = 0; ops < 100; ++i) {
+    const float k = 1.0f + 0.01f * static_cast<float>(i);
+    switch (100 - ops >= 3 ? i % 8 : i % 2) {  // the last ops single ones: exactly 100
+      case 0: take(h * k); break;
+      case 1: take(tensor::tanh(h)); break;
+      case 2: take(h + vals[vals.size() / 2]); break;
+      case 3: take(tensor::sigmoid(h)); break;
+      case 4: {
+        Var m = tensor::mean(h, std::vector<int>{1}, true);
+        ++ops;
+        take(h - m);
+        break;
+      }
+      case 5:  // mul, neg, exp
+        ops += 2;
+        take(tensor::exp(-(h * h)));
+        break;
+      case 6: take(h * vals[vals.size() - 3]); break;
+      case 7: {
+        Var s = tensor::max(h, std::vector<int>{1}, true);
+        ++ops;
+        take(h - s);
+        break;
+      }
+    }
+  }
+  return h;
+}
+
+struct CompileTimes {
+  double build = 0, first = 0;  // function() seconds, first call seconds
+  int64_t compiled = 0, loaded = 0;
+  int ops = 0;
+  size_t program_lines = 0;
+};
+
+CompileTimes compile_once(const Array& xv) {
+  using clock = std::chrono::steady_clock;
+  const auto before = backends::cpu::fused_stats();
+  CompileTimes t;
+  auto t0 = clock::now();
+  Var x = tensor::fmatrix("x");
+  Var y = graph100(x, t.ops);
+  Function f = function({x}, {y});
+  auto t1 = clock::now();
+  Array out = f({xv})[0];
+  auto t2 = clock::now();
+  t.build = std::chrono::duration<double>(t1 - t0).count();
+  t.first = std::chrono::duration<double>(t2 - t1).count();
+  const auto after = backends::cpu::fused_stats();
+  t.compiled = after.compiled - before.compiled;
+  t.loaded = after.loaded_from_disk - before.loaded_from_disk;
+  const std::string ex = f.debugprint();
+  t.program_lines = static_cast<size_t>(std::count(ex.begin(), ex.end(), '\n'));
+  return t;
+}
+
+std::string compile_line(const CompileTimes& t) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%.6f %.6f %lld %lld %d %zu", t.build, t.first, static_cast<long long>(t.compiled),
+                static_cast<long long>(t.loaded), t.ops, t.program_lines);
+  return buf;
+}
+
+void run_compile(const Options& o, Rows& rows) {
+  try {
+    char tmpl[] = "/tmp/theon-bench-compiledir-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    const std::string dir = tmpl;
+    config().compiledir = dir;
+    Array xv = Array::randn({64, 256}, 3);
+    auto note = [&](const CompileTimes& t, const std::string& what) {
+      return what + " ops=" + std::to_string(t.ops) + " debugprint_lines=" + std::to_string(t.program_lines) +
+             " function()_s=" + Rows::fmt(t.build, "%.4f") + " first_call_s=" + Rows::fmt(t.first, "%.4f") +
+             " modules_compiled=" + std::to_string(t.compiled) + " loaded_from_disk=" + std::to_string(t.loaded) +
+             " cxx=" + config().cxx + " compiledir=" + dir;
+    };
+    auto row = [&](const std::string& variant, const CompileTimes& t, const std::string& what) {
+      const double s = t.build + t.first;
+      rows.add("COMPILE", o.peer, variant, Rows::fmt(s, "%.4f"), "s", Rows::fmt(s * 1e6, "%.6g"), "", "", "", "ok",
+               note(t, what));
+    };
+    CompileTimes cold = compile_once(xv);
+    row("cold:graph100", cold, "empty compiledir (fresh temp dir); this process");
+    CompileTimes same = compile_once(xv);
+    row("warm-same-process:graph100", same, "second function() of a new identical graph in the same process");
+    // A fresh process on the cache the cold run left.
+    std::string cmd = o.self + " --compile-child " + dir;
+    std::string out;
+    auto t0 = std::chrono::steady_clock::now();
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[512];
+      while (fgets(buf, sizeof buf, p)) out += buf;
+      pclose(p);
+    }
+    const double proc = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CompileTimes warm;
+    const auto at = out.find("COMPILE_CHILD ");
+    if (at == std::string::npos ||
+        std::sscanf(out.c_str() + at + 14, "%lf %lf %lld %lld %d %zu", &warm.build, &warm.first,
+                    reinterpret_cast<long long*>(&warm.compiled), reinterpret_cast<long long*>(&warm.loaded), &warm.ops,
+                    &warm.program_lines) != 6)
+      rows.status("COMPILE", o.peer, "warm-process:graph100", "ERROR", "child said: " + out.substr(0, 300));
+    else
+      row("warm-process:graph100", warm,
+          "second process on the compiledir the cold run filled; process_wall_s=" + Rows::fmt(proc, "%.3f"));
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  } catch (const std::exception& e) {
+    rows.status("COMPILE", o.peer, "graph100", "ERROR", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- OVERHEAD
+// Per-call cost of y = (x + y0) * x - y0 (3 elementwise nodes; one Composite after fusion) on
+// 4 float32 elements, inputs passed each call, a new output each call. R = 20 samples of
+// K = 1000 calls after 1000 warm-up calls.
+void run_overhead(const Options& o, Rows& rows) {
+  Array xv = Array::from_vector<float>({0.5f, -1.0f, 2.0f, 0.25f}, Shape{4});
+  Array yv = Array::from_vector<float>({1.5f, 1.0f, -2.0f, 3.0f}, Shape{4});
+  auto one = [&](const std::string& variant, const std::string& mode, const std::string& cxx, const std::string& what) {
+    try {
+      const std::string saved = config().cxx;
+      config().cxx = cxx;
+      Var x = tensor::vector("x", DType::Float32), y0 = tensor::vector("y0", DType::Float32);
+      Function f = function({x, y0}, {(x + y0) * x - y0}, {.mode = mode});
+      std::vector<Array> last = f({xv, yv});
+      const auto before = backends::cpu::fused_stats();
+      Measured m = measure([&](int64_t) { last = f({xv, yv}); }, Timing{1000, 20, 1000}, o.quick);
+      const auto after = backends::cpu::fused_stats();
+      config().cxx = saved;
+      const double us = m.median * 1e6;
+      std::string dp = f.debugprint();
+      const size_t nodes = static_cast<size_t>(std::count(dp.begin(), dp.end(), '\n'));
+      rows.add("OVERHEAD", o.peer, variant, Rows::fmt(us, "%.4g"), "us/call", Rows::fmt(us, "%.4g"),
+               Rows::fmt(m.spread_pct, "%.1f"), "", "", "ok",
+               m.note + what + " mode=" + mode + " debugprint_lines=" + std::to_string(nodes) +
+                   " interpreted_calls=" + std::to_string(after.interpreted_calls - before.interpreted_calls));
+    } catch (const std::exception& e) {
+      rows.status("OVERHEAD", o.peer, variant, "ERROR", e.what());
+    }
+  };
+  one("3node:fused", "fast_run", config().cxx.empty() ? "c++" : config().cxx,
+      "one Composite running generated code (fused_cpu)");
+  one("3node:interpreter", "fast_run", "", "one Composite; cxx empty so the Composite interpreter runs");
+  one("3node:unfused", "none", config().cxx, "mode none: three Elemwise nodes; no fusion");
+}
+
 // --diag: where Theon's time goes, by timing sub-graphs of W2/W3 on the same inputs (printed
 // as DIAG lines, not CSV rows: they are no workload of the contract).
 void run_diag(const Options& o) {
@@ -453,7 +712,8 @@ void usage() {
                "  --csv PATH     write the CSV (WORKLOADS.md section 4 columns) to PATH\n"
                "  --inputs DIR   .npy inputs from bench/make_inputs.py (numpy default_rng(1));\n"
                "                 without it the data come from std::mt19937_64 (noted per row)\n"
-               "  --only LIST    comma list of W1, W2, W3 (default: all three)\n"
+               "  --only LIST    comma list of W1, W2, W3, W5, COMPILE, OVERHEAD (default: W1,W2,W3)\n"
+               "  --w5-log2 N    W5 size n = 2^N (default 24, section 5's CPU size)\n"
                "  --diag         also time sub-graphs (dot, + b, relu, exp, log) and print DIAG lines\n"
                "  --peer NAME    the peer column of Theon's rows (default theon-cpu; run_cpu.sh uses\n"
                "                 theon-1t-cpu for its one-thread pass)\n"
@@ -480,6 +740,8 @@ int main(int argc, char** argv) {
     else if (a == "--diag") o.diag = true;
     else if (a == "--no-hand") o.hand = false;
     else if (a == "--peer") o.peer = value();
+    else if (a == "--w5-log2") o.w5_log2 = std::stoi(value());
+    else if (a == "--compile-child") o.compile_child = value();
     else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -490,6 +752,12 @@ int main(int argc, char** argv) {
     }
   }
 
+  o.self = argv[0];
+  if (!o.compile_child.empty()) {  // COMPILE's warm process: same graph, the given compiledir
+    config().compiledir = o.compile_child;
+    std::cout << "COMPILE_CHILD " << compile_line(compile_once(Array::randn({64, 256}, 3))) << std::endl;
+    return 0;
+  }
   try {
     Rows rows(o.csv);
     unsigned hw = std::thread::hardware_concurrency();
@@ -513,6 +781,9 @@ int main(int argc, char** argv) {
     };
     for (const auto& w : wls)
       if (selected(o, w.name)) run_workload(o, w, rows, thread_note);
+    if (selected(o, "W5")) run_w5(o, rows, thread_note);
+    if (selected(o, "COMPILE")) run_compile(o, rows);
+    if (selected(o, "OVERHEAD")) run_overhead(o, rows);
     if (o.diag) run_diag(o);
   } catch (const std::exception& e) {
     std::cerr << "theon_bench: " << e.what() << "\n";

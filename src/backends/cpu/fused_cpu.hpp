@@ -6,7 +6,14 @@
 // over the collapsed dims and whether its inner stride is 1 — never on sizes. Beyond rank 4,
 // when the outputs have different shapes, without a compiler (cxx empty) or when compiling
 // fails, the Composite's interpreter runs (one warning per process says why).
-// Transcendentals use SLEEF's 1-ulp vector functions when sleef.h is installed.
+// Transcendentals use SLEEF's 1-ulp vector functions when sleef.h is installed (declared in the
+// module with GCC vector types, so the module does not parse sleef.h / immintrin.h).
+// The generated loop walks blocks of 128 elements (OpenMP, dynamic schedule in groups of about
+// 16K elements, from 32K elements up); instruction results live in scratch blocks reused once
+// dead, and an output with unit inner stride is computed in place (no scratch + copy; for an
+// inplace Composite only when no later instruction reads the destroyed input). No fast-math:
+// -std=c++20 keeps -ffp-contract=off, so a*b + c is rounded twice as in the interpreter.
+// Outputs of 4 MiB and more get MADV_HUGEPAGE before the kernel first touches them.
 #pragma once
 #include "backends/cpu/cpu_backend.hpp"
 
