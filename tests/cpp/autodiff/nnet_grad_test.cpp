@@ -7,6 +7,8 @@
 #include "graph/node.hpp"
 #include "graph/op.hpp"
 
+#include "grad_cases.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,9 +16,8 @@
 namespace theon {
 namespace {
 
-using VarFn = std::function<Var(const std::vector<Var>&)>;
+using namespace theon::testing;
 
-Array nrm(const Shape& s, uint64_t seed) { return Array::randn(s, seed, DType::Float64); }
 Array pos(const Shape& s, uint64_t seed) {  // values in (0.5, 1.5): safe for log and division
   std::vector<double> v = Array::rand(s, seed, DType::Float64).to_vector<double>();
   for (double& x : v) x += 0.5;
@@ -31,24 +32,9 @@ Var onehot_matrix(const std::vector<int64_t>& v, int64_t n) {
   return constant(Array::from_vector<double>(m, Shape{static_cast<int64_t>(v.size()), n}), "targets");
 }
 
-struct GradCase {
-  std::string name;
-  VarFn fn;
-  std::vector<Array> points;
-};
-
-void PrintTo(const GradCase& c, std::ostream* os) { *os << c.name; }
-
 class NnetGradTest : public ::testing::TestWithParam<GradCase> {};
 
-TEST_P(NnetGradTest, MatchesFiniteDifferences) {
-  const GradCase& c = GetParam();
-  try {
-    verify_grad(c.fn, c.points);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << c.name << ": " << e.what();
-  }
-}
+TEST_P(NnetGradTest, MatchesFiniteDifferences) { expect_matches_finite_differences(GetParam()); }
 
 std::vector<GradCase> cases() {
   using namespace tensor;

@@ -3,35 +3,21 @@
 // exact values for the accumulating cases, second derivatives and jacobian/hessian.
 #include <theon/theon.hpp>
 
+#include "grad_cases.hpp"
+
 #include <gtest/gtest.h>
 
 namespace theon {
 namespace {
 
-using VarFn = std::function<Var(const std::vector<Var>&)>;
+using namespace theon::testing;
 
-Array nrm(const Shape& s, uint64_t seed) { return Array::randn(s, seed, DType::Float64); }
 Var i64(int64_t v) { return constant(Array::scalar(static_cast<double>(v), DType::Int64)); }
 Var ivec(const std::vector<int64_t>& v) { return constant(Array::from_vector<int64_t>(v)); }
 
-struct GradCase {
-  std::string name;
-  VarFn fn;
-  std::vector<Array> points;
-};
-
-void PrintTo(const GradCase& c, std::ostream* os) { *os << c.name; }
-
 class ShapeGradTest : public ::testing::TestWithParam<GradCase> {};
 
-TEST_P(ShapeGradTest, MatchesFiniteDifferences) {
-  const GradCase& c = GetParam();
-  try {
-    verify_grad(c.fn, c.points);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << c.name << ": " << e.what();
-  }
-}
+TEST_P(ShapeGradTest, MatchesFiniteDifferences) { expect_matches_finite_differences(GetParam()); }
 
 std::vector<GradCase> cases() {
   using namespace tensor;
