@@ -7,6 +7,8 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "text_count.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,11 +17,7 @@
 namespace theon {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using theon::testing::count;
 
 struct Canon {
   std::string before, after;

@@ -9,6 +9,8 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "text_count.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,11 +20,7 @@
 namespace theon {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using theon::testing::count;
 
 // Distinct Composite nodes in a debugprint (a node with several outputs prints once per output).
 size_t composites(const std::string& dp) {

@@ -8,6 +8,8 @@
 #include "graph/print.hpp"
 #include "rewrite/passes/passes.hpp"
 
+#include "text_count.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,11 +21,7 @@
 namespace theon {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using theon::testing::count;
 
 // Runs only the inplace pass on a graph; returns {before, after} debugprints.
 std::pair<std::string, std::string> run_pass(const std::vector<Var>& inputs, const std::vector<Var>& outputs,

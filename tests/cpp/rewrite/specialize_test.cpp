@@ -9,16 +9,14 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "text_count.hpp"
+
 #include <gtest/gtest.h>
 
 namespace theon {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using theon::testing::count;
 
 struct Spec {
   std::string before, after;
