@@ -595,8 +595,16 @@ void run_compile(const Options& o, Rows& rows) {
     const std::string dir = tmpl;
     config().compiledir = dir;
     Array xv = Array::randn({64, 256}, 3);
+    // The compiler's wall time depends on what else runs on the machine (a shared 2-core VM
+    // here): every row says the load average it was taken under.
+    auto loadavg = [] {
+      std::ifstream f("/proc/loadavg");
+      std::string one;
+      f >> one;
+      return one.empty() ? std::string("?") : one;
+    };
     auto note = [&](const CompileTimes& t, const std::string& what) {
-      return what + " ops=" + std::to_string(t.ops) + " debugprint_lines=" + std::to_string(t.program_lines) +
+      return what + " loadavg1=" + loadavg() + " ops=" + std::to_string(t.ops) + " debugprint_lines=" + std::to_string(t.program_lines) +
              " function()_s=" + Rows::fmt(t.build, "%.4f") + " first_call_s=" + Rows::fmt(t.first, "%.4f") +
              " modules_compiled=" + std::to_string(t.compiled) + " loaded_from_disk=" + std::to_string(t.loaded) +
              " cxx=" + config().cxx + " compiledir=" + dir;

@@ -128,8 +128,15 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
   Acc init{};
   switch (kind) {
     case ReduceKind::Prod: case ReduceKind::All: init = Acc(1); break;
-    case ReduceKind::Max: init = std::numeric_limits<Acc>::lowest(); break;
-    case ReduceKind::Min: init = std::numeric_limits<Acc>::max(); break;
+    // -inf/+inf for floats, so an all -inf (+inf) row gives -inf (+inf), as NumPy.
+    case ReduceKind::Max:
+      init = std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
+                                                    : std::numeric_limits<Acc>::lowest();
+      break;
+    case ReduceKind::Min:
+      init = std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
+                                                    : std::numeric_limits<Acc>::max();
+      break;
     default: init = Acc(0);
   }
   std::fill(acc, acc + n_out, init);

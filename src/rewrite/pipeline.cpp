@@ -78,4 +78,21 @@ std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string
   return records;
 }
 
+namespace {
+thread_local bool g_has_target = false;
+thread_local std::string g_target;
+}  // namespace
+
+std::string target_device() { return g_has_target ? g_target : config().device; }
+
+TargetDeviceScope::TargetDeviceScope(std::string device) : saved_(g_target), had_(g_has_target) {
+  g_target = std::move(device);
+  g_has_target = true;
+}
+
+TargetDeviceScope::~TargetDeviceScope() {
+  g_target = saved_;
+  g_has_target = had_;
+}
+
 }  // namespace theon::rewrite

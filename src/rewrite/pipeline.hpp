@@ -30,6 +30,22 @@ struct PassRecord {
 std::vector<Pass>& registered_passes();
 void register_pass(Pass pass);
 
+/// The device the graph being optimized is compiled for ("cpu", "cuda0", ...): lowering
+/// sets it around optimize() (passes that depend on backends, like fusing reductions, read
+/// it); outside such a scope it is config().device.
+std::string target_device();
+class TargetDeviceScope {
+ public:
+  explicit TargetDeviceScope(std::string device);
+  ~TargetDeviceScope();
+  TargetDeviceScope(const TargetDeviceScope&) = delete;
+  TargetDeviceScope& operator=(const TargetDeviceScope&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_;
+};
+
 /// Runs the passes `mode` selects, adjusted by including/excluding (':'-separated names or tags).
 std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string& mode,
                                  const std::string& including = "", const std::string& excluding = "");

@@ -1,6 +1,8 @@
 #include "backends/cpu/fused_cpu.hpp"
 
 #include "ops/composite.hpp"
+#include "ops/dimshuffle.hpp"
+#include "ops/fused_reduce.hpp"
 #include "util/strided.hpp"
 
 #include <theon/config.hpp>
@@ -10,7 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +24,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace theon::detail {
 extern const char* const kScalarOpsHeader;
@@ -33,7 +38,7 @@ using ops::Composite;
 using ops::ScalarKind;
 using ops::ScalarOpId;
 
-constexpr const char* kCodegenVersion = "theon-fused-cpu-2";
+constexpr const char* kCodegenVersion = "theon-fused-cpu-4";  // 4: one module per lowered function, <cmath> shim, host-side parallel loop
 constexpr int kMaxRank = 4;
 constexpr int kBlock = 128;  // elements per block: scratch blocks stay in L1 (measured: 64-128 beat 512 by ~10% on W5)
 
@@ -72,12 +77,48 @@ std::string functor(ScalarOpId id) {
   return "";
 }
 
+// <cmath> is the most expensive thing a module parses: with -std=c++20 libstdc++'s <cmath>
+// brings the special functions and their templates, measured at 0.15-0.6 s of a 0.2-0.9 s
+// module compile on this machine (docs/BENCHMARKS.md, COMPILE 2026-11-22). The functors call
+// only a few float/double functions, and libstdc++ defines exactly those overloads as the GCC
+// builtins (std::exp(float) is __builtin_expf, std::exp(double) is ::exp = __builtin_exp), so
+// declaring them this way gives the same calls and bit-identical results. The shim is used only
+// when every std::name( call in the header is one it provides (else <cmath> stays).
+const char* kMathShim = R"(// <cmath> replaced by the functions the scalar functors call (libstdc++'s own definitions)
+namespace std {
+#define THEON_M1(fn) inline float fn(float x) { return __builtin_##fn##f(x); } \
+  inline double fn(double x) { return __builtin_##fn(x); }
+#define THEON_M2(fn) inline float fn(float x, float y) { return __builtin_##fn##f(x, y); } \
+  inline double fn(double x, double y) { return __builtin_##fn(x, y); }
+THEON_M1(exp) THEON_M1(log) THEON_M1(log1p) THEON_M1(expm1) THEON_M1(sqrt) THEON_M1(tanh)
+THEON_M1(sin) THEON_M1(cos) THEON_M1(fabs) THEON_M2(fmod) THEON_M2(pow)
+#undef THEON_M1
+#undef THEON_M2
+}  // namespace std
+)";
+const std::set<std::string>& shim_functions() {
+  static const std::set<std::string> names = {"exp", "log", "log1p", "expm1", "sqrt", "tanh",
+                                              "sin", "cos", "fabs",  "fmod",  "pow"};
+  return names;
+}
+
+// Whether every `std::identifier(` in `text` is a function the shim provides.
+bool shim_covers(const std::string& text) {
+  for (size_t at = text.find("std::"); at != std::string::npos; at = text.find("std::", at + 5)) {
+    size_t e = at + 5;
+    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+    if (e < text.size() && text[e] == '(' && !shim_functions().count(text.substr(at + 5, e - at - 5))) return false;
+  }
+  return true;
+}
+
 // The scalar functors, pasted into every generated module so fused and unfused kernels
 // share one definition (and the cache key covers it).
 const std::string& scalar_header() {
   static const std::string text = [] {
     std::string s = detail::kScalarOpsHeader;  // embedded at build time (CMakeLists.txt)
     if (auto pos = s.find("#pragma once"); pos != std::string::npos) s.erase(pos, 12);
+    if (auto pos = s.find("#include <cmath>"); pos != std::string::npos && shim_covers(s)) s.replace(pos, 16, kMathShim);
     return s;
   }();
   return text;
@@ -94,6 +135,10 @@ bool have_sleef() {
 const char* kPreamble = R"(
 #include <cstdint>
 #include <cstring>
+// Helpers are compiled once per module and called per block (one call per 128 elements), not
+// inlined into every kernel: that cut a module's compile time by about a quarter (CPU time,
+// 6-kernel module of the COMPILE bench) at no measurable run-time cost.
+#define THEON_HELPER static __attribute__((noinline))
 #if THEON_SLEEF && (defined(__AVX512F__) || defined(__AVX2__))
 // SLEEF's vector functions declared here with GCC vector types (the same ABI as __m512 /
 // __m256) instead of including sleef.h and immintrin.h: those two headers took about half of
@@ -121,25 +166,25 @@ THEON_DECL1(sin) THEON_DECL1(cos)
 extern "C" VF_T SLF(pow)(VF_T, VF_T);
 extern "C" VD_T SLD(pow)(VD_T, VD_T);
 #define THEON_VEC1(fn, F)                                                                    \
-  static inline void vec_##fn(const float* a, float* r, int64_t n) {                         \
+  THEON_HELPER void vec_##fn(const float* a, float* r, int64_t n) {                         \
     int64_t i = 0;                                                                           \
     for (; i + THEON_VF <= n; i += THEON_VF) STF(r + i, SLF(fn)(LDF(a + i)));                \
     if (i < n) { alignas(64) float t[THEON_VF] = {}; std::memcpy(t, a + i, (n - i) * 4);     \
       STF(t, SLF(fn)(LDF(t))); std::memcpy(r + i, t, (n - i) * 4); }                         \
   }                                                                                          \
-  static inline void vec_##fn(const double* a, double* r, int64_t n) {                       \
+  THEON_HELPER void vec_##fn(const double* a, double* r, int64_t n) {                       \
     int64_t i = 0;                                                                           \
     for (; i + THEON_VD <= n; i += THEON_VD) STD(r + i, SLD(fn)(LDD(a + i)));                \
     if (i < n) { alignas(64) double t[THEON_VD] = {}; std::memcpy(t, a + i, (n - i) * 8);    \
       STD(t, SLD(fn)(LDD(t))); std::memcpy(r + i, t, (n - i) * 8); }                         \
   }
-static inline void vec_pow(const float* a, const float* b, float* r, int64_t n) {
+THEON_HELPER void vec_pow(const float* a, const float* b, float* r, int64_t n) {
   int64_t i = 0;
   for (; i + THEON_VF <= n; i += THEON_VF) STF(r + i, SLF(pow)(LDF(a + i), LDF(b + i)));
   if (i < n) { alignas(64) float t[THEON_VF] = {}, u[THEON_VF] = {}; std::memcpy(t, a + i, (n - i) * 4);
     std::memcpy(u, b + i, (n - i) * 4); STF(t, SLF(pow)(LDF(t), LDF(u))); std::memcpy(r + i, t, (n - i) * 4); }
 }
-static inline void vec_pow(const double* a, const double* b, double* r, int64_t n) {
+THEON_HELPER void vec_pow(const double* a, const double* b, double* r, int64_t n) {
   int64_t i = 0;
   for (; i + THEON_VD <= n; i += THEON_VD) STD(r + i, SLD(pow)(LDD(a + i), LDD(b + i)));
   if (i < n) { alignas(64) double t[THEON_VD] = {}, u[THEON_VD] = {}; std::memcpy(t, a + i, (n - i) * 8);
@@ -148,10 +193,10 @@ static inline void vec_pow(const double* a, const double* b, double* r, int64_t 
 #define THEON_HAVE_VEC 1
 #else
 #define THEON_VEC1(fn, F)                                                                    \
-  template <class T> static inline void vec_##fn(const T* a, T* r, int64_t n) {             \
+  template <class T> THEON_HELPER void vec_##fn(const T* a, T* r, int64_t n) {             \
     for (int64_t i = 0; i < n; ++i) r[i] = theon::scalar::F{}(a[i]);                          \
   }
-template <class T> static inline void vec_pow(const T* a, const T* b, T* r, int64_t n) {
+template <class T> THEON_HELPER void vec_pow(const T* a, const T* b, T* r, int64_t n) {
   for (int64_t i = 0; i < n; ++i) r[i] = theon::scalar::Pow{}(a[i], b[i]);
 }
 #endif
@@ -164,13 +209,13 @@ THEON_VEC1(sin, Sin)
 THEON_VEC1(cos, Cos)
 // sigmoid and softplus, stable on both tails, from exp(-|a|) (the same formulas as the functors).
 // Alias-safe (r may be a): a[i] is read before r[i] is written, the rest goes through t.
-template <class T> static inline void vec_sigmoid(const T* a, T* r, int64_t n) {
+template <class T> THEON_HELPER void vec_sigmoid(const T* a, T* r, int64_t n) {
   alignas(64) T t[THEON_B];
   for (int64_t i = 0; i < n; ++i) t[i] = -(a[i] < 0 ? -a[i] : a[i]);
   vec_exp(t, t, n);
   for (int64_t i = 0; i < n; ++i) { const T x = a[i]; r[i] = (x >= 0 ? T(1) : t[i]) / (T(1) + t[i]); }
 }
-template <class T> static inline void vec_softplus(const T* a, T* r, int64_t n) {
+template <class T> THEON_HELPER void vec_softplus(const T* a, T* r, int64_t n) {
   alignas(64) T t[THEON_B];
   for (int64_t i = 0; i < n; ++i) t[i] = -(a[i] < 0 ? -a[i] : a[i]);
   vec_exp(t, t, n);
@@ -242,18 +287,77 @@ std::string compiler_version(const std::string& cxx) {
 }
 
 std::string compile_flags() {
-  std::string f = "-std=c++20 -O3 -march=native -fPIC -shared -fopenmp -fno-math-errno -w";
+  // No -fopenmp: the host runs the parallel loop (run_generated), which saves the compiler
+  // outlining a parallel region per kernel (about a fifth of a module's compile time).
+  std::string f = "-std=c++20 -O3 -march=native -fPIC -shared -fno-math-errno -w";
   if (have_sleef()) f += " -DTHEON_SLEEF=1";
   return f;
 }
 
-using KernelFn = void (*)(const int64_t* shape, char* const* ptrs, const int64_t* strides);
+// A kernel computes blocks [c0, c1) (see kernel_text); modules are built without OpenMP.
+using KernelFn = void (*)(const int64_t* shape, char* const* ptrs, const int64_t* strides, int64_t c0, int64_t c1);
 
-// Loaded modules by their path in the cache (never unloaded: kernels may be in use by other threads).
+// The text every module starts with: block size, the scalar functors, the vector helpers.
+const std::string& module_preamble() {
+  static const std::string text = std::string("// generated by Theon (") + kCodegenVersion + ")\n#define THEON_B " +
+                                  std::to_string(kBlock) + "\n" + scalar_header() + kPreamble +
+                                  "using namespace theon::scalar;\n";
+  return text;
+}
+
+std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_t>& masks,
+                        const std::vector<bool>& unit);
+
+// What a kernel is specialised on (see the header): collapsed rank, per-operand broadcast mask
+// and unit inner stride, and `key`, their spelling, which names the variant of one op.
+struct Variant {
+  int rank = 0;
+  std::vector<uint32_t> masks;
+  std::vector<bool> unit;
+  std::string key;
+};
+
+// The variant of the collapsed iteration space `cs` with operand strides `st` (outputs first);
+// false where generated code does not apply (collapsed rank above 4, or nothing to compute).
+bool make_variant(const Shape& cs, const std::vector<Strides>& st, Variant& v) {
+  v.rank = static_cast<int>(cs.size());
+  if (v.rank > kMaxRank || shape_size(cs) == 0) return false;
+  v.masks.clear();
+  v.unit.clear();
+  v.key = std::to_string(v.rank);
+  for (auto& s : st) {
+    uint32_t m = 0;
+    for (int d = 0; d < v.rank; ++d)
+      if (s[d] == 0) m |= 1u << d;
+    v.masks.push_back(m);
+    v.unit.push_back(s[v.rank - 1] == 1);
+    v.key += ":" + std::to_string(m) + (v.unit.back() ? "u" : "s");
+  }
+  return true;
+}
+
+// One kernel to put in a module: its symbol is a hash of its text, so equal kernels (the same
+// program and variant, from any function) are compiled and loaded once per process.
+struct KernelSource {
+  std::string symbol;
+  std::string text;   // from the parameter list on (kernel_text)
+  std::string label;  // the op, for a comment in the module and error messages
+};
+
+KernelSource kernel_source(const Composite& op, const Variant& v) {
+  KernelSource k;
+  k.text = kernel_text(op, v.rank, v.masks, v.unit);
+  k.symbol = "theon_k" + hex(fnv1a(k.text, 14695981039346656037ull)) + hex(fnv1a(k.text, 0x9e3779b97f4a7c15ull));
+  k.label = op.display() + " [" + v.key + "]";
+  return k;
+}
+
+// Kernels and modules loaded in this process (never unloaded: kernels may be in use by other threads).
 struct ModuleCache {
   std::mutex mutex;
-  std::map<std::string, KernelFn> by_hash;
-  // Per (op instance, variant): the op is kept alive so its address is never reused.
+  std::map<std::string, KernelFn> by_symbol;  // by loaded_key()
+  // Per (op instance, variant): the op is kept alive so its address is never reused. A null
+  // kernel records a failed compile: that variant runs in the interpreter from then on.
   std::map<std::pair<const graph::Op*, std::string>, std::pair<std::shared_ptr<const graph::Op>, KernelFn>> by_variant;
 };
 
@@ -262,19 +366,49 @@ ModuleCache& modules() {
   return cache;
 }
 
-KernelFn load(const std::string& path, std::string& error) {
+// Loaded kernels are looked up under the compiler and cache folder in use as well as their
+// symbol: after config().cxx or compiledir changes, a kernel is built (or found) anew there,
+// as the disk cache's key (which covers the compiler) would have it.
+std::string loaded_key(const std::string& symbol) { return config().cxx + "\n" + fused_cache_dir() + "\n" + symbol; }
+
+KernelFn find_kernel(const std::string& symbol) {
+  const std::string key = loaded_key(symbol);
+  auto& mc = modules();
+  std::lock_guard<std::mutex> lock(mc.mutex);
+  auto it = mc.by_symbol.find(key);
+  return it == mc.by_symbol.end() ? nullptr : it->second;
+}
+
+// Opens a module and registers its kernels; false with `error` set when it cannot be opened or
+// lacks one of them.
+bool load(const std::string& path, const std::vector<KernelSource>& kernels, std::string& error) {
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     error = dlerror();
-    return nullptr;
+    return false;
   }
-  auto fn = reinterpret_cast<KernelFn>(dlsym(h, "theon_fused_kernel"));
-  if (!fn) error = "symbol theon_fused_kernel not found in " + path;
-  return fn;
+  std::vector<KernelFn> fns;
+  for (auto& k : kernels) {
+    auto fn = reinterpret_cast<KernelFn>(dlsym(h, k.symbol.c_str()));
+    if (!fn) {
+      error = "symbol " + k.symbol + " not found in " + path;
+      return false;
+    }
+    fns.push_back(fn);
+  }
+  auto& mc = modules();
+  std::lock_guard<std::mutex> lock(mc.mutex);
+  for (size_t i = 0; i < kernels.size(); ++i) mc.by_symbol.emplace(loaded_key(kernels[i].symbol), fns[i]);
+  return true;
 }
 
-// Compiles (or finds on disk) the module for `source`; null with `error` set on failure.
-KernelFn build(const std::string& source, std::string& error) {
+// Compiles (or finds on disk) one module holding `kernels` and loads it; false with `error` set
+// on failure. The cache key covers the whole source, so a module is reused only for exactly
+// this set of kernels (a second process lowering the same function compiles nothing).
+bool build_module(std::vector<KernelSource> kernels, std::string& error) {
+  std::sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
+  std::string source = module_preamble();
+  for (auto& k : kernels) source += "// " + k.label + "\nextern \"C\" void " + k.symbol + k.text;
   const std::string cxx = config().cxx;
   const std::string flags = compile_flags();
   const std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n" + flags + "\n" +
@@ -282,55 +416,182 @@ KernelFn build(const std::string& source, std::string& error) {
   const std::string key = hex(fnv1a(key_text, 14695981039346656037ull)) + hex(fnv1a(key_text, 0x9e3779b97f4a7c15ull));
   const fs::path dir = fused_cache_dir();
   const fs::path so = dir / (key + ".so");
-  auto& mc = modules();
+  if (fs::exists(so) && load(so.string(), kernels, error)) {
+    ++g_loaded;
+    return true;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  static std::atomic<uint64_t> serial{0};  // distinct temporary names for concurrent builds in one process
+  const std::string tmp = (dir / (key + "." + std::to_string(getpid()) + "." + std::to_string(++serial))).string();
   {
-    std::lock_guard<std::mutex> lock(mc.mutex);
-    if (auto it = mc.by_hash.find(so.string()); it != mc.by_hash.end()) return it->second;
+    std::ofstream f(tmp + ".cpp");
+    f << source;
+    if (!f) {
+      error = "cannot write " + tmp + ".cpp";
+      return false;
+    }
   }
-  KernelFn fn = nullptr;
-  if (fs::exists(so)) {
-    fn = load(so.string(), error);
-    if (fn) ++g_loaded;
-  }
-  if (!fn) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    const std::string tmp = (dir / (key + "." + std::to_string(getpid()) + "." + hex(reinterpret_cast<uintptr_t>(&source)))).string();
-    {
-      std::ofstream f(tmp + ".cpp");
-      f << source;
-      if (!f) {
-        error = "cannot write " + tmp + ".cpp";
-        return nullptr;
-      }
-    }
-    std::string cmd = cxx + " " + flags + " " + tmp + ".cpp -o " + tmp + ".so" + (have_sleef() ? " -lsleef" : "") +
-                      " > " + tmp + ".log 2>&1";
-    int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-      std::ifstream log(tmp + ".log");
-      std::stringstream ss;
-      ss << log.rdbuf();
-      error = "'" + cmd + "' failed: " + ss.str().substr(0, 2000);
-      fs::remove(tmp + ".cpp", ec);
-      fs::remove(tmp + ".log", ec);
-      fs::remove(tmp + ".so", ec);
-      return nullptr;
-    }
-    ++g_compiled;
-    fs::rename(tmp + ".so", so, ec);  // atomic: parallel processes share the cache
-    if (ec) {
-      error = "cannot move the module into the cache: " + ec.message();
-      return nullptr;
-    }
+  std::string cmd = cxx + " " + flags + " " + tmp + ".cpp -o " + tmp + ".so" + (have_sleef() ? " -lsleef" : "") +
+                    " > " + tmp + ".log 2>&1";
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    std::ifstream log(tmp + ".log");
+    std::stringstream ss;
+    ss << log.rdbuf();
+    error = "'" + cmd + "' failed: " + ss.str().substr(0, 2000);
     fs::remove(tmp + ".cpp", ec);
     fs::remove(tmp + ".log", ec);
-    fn = load(so.string(), error);
-    if (!fn) return nullptr;
+    fs::remove(tmp + ".so", ec);
+    return false;
   }
-  std::lock_guard<std::mutex> lock(mc.mutex);
-  mc.by_hash.emplace(so.string(), fn);
-  return fn;
+  ++g_compiled;
+  fs::rename(tmp + ".so", so, ec);  // atomic: parallel processes share the cache
+  if (ec) {
+    error = "cannot move the module into the cache: " + ec.message();
+    return false;
+  }
+  fs::remove(tmp + ".cpp", ec);
+  fs::remove(tmp + ".log", ec);
+  return load(so.string(), kernels, error);
+}
+
+// From this many kernels on, a batch is compiled as two modules by two compiler processes at
+// once (the project's machines have 2 cores; see docs/BENCHMARKS.md COMPILE for the numbers).
+constexpr size_t kSplitKernels = 8;
+
+// Makes every kernel of `kernels` that this process has not loaded yet available, compiling
+// what the disk cache lacks; a module that fails to build is retried kernel by kernel, so one
+// bad kernel leaves the others compiled. Returns the errors (empty: all loaded).
+std::vector<std::string> build_kernels(const std::vector<KernelSource>& kernels) {
+  std::vector<KernelSource> todo;
+  std::set<std::string> seen;
+  for (auto& k : kernels)
+    if (seen.insert(k.symbol).second && !find_kernel(k.symbol)) todo.push_back(k);
+  std::vector<std::string> errors;
+  if (todo.empty()) return errors;
+  // (Exceptions, e.g. from the filesystem, become errors: this may run on a second thread.)
+  auto attempt = [](const std::vector<KernelSource>& part, std::string& error) {
+    try {
+      return build_module(part, error);
+    } catch (const std::exception& e) {
+      error = e.what();
+      return false;
+    }
+  };
+  auto build_or_split = [&errors, &attempt](std::vector<KernelSource> part, std::mutex& m) {
+    std::string error;
+    if (attempt(part, error)) return;
+    std::vector<std::string> errs;
+    if (part.size() == 1) {
+      errs.push_back(part[0].label + ": " + error);
+    } else {
+      for (auto& k : part)
+        if (std::string e; !attempt({k}, e)) errs.push_back(k.label + ": " + e);
+    }
+    std::lock_guard<std::mutex> lock(m);
+    errors.insert(errors.end(), errs.begin(), errs.end());
+  };
+  std::mutex m;
+  if (todo.size() < kSplitKernels) {
+    build_or_split(std::move(todo), m);
+    return errors;
+  }
+  // Two halves of about equal source size, chosen from the kernels alone (sorted by symbol,
+  // largest first into the smaller half) so that another process makes the same two modules.
+  std::sort(todo.begin(), todo.end(), [](auto& a, auto& b) {
+    return a.text.size() != b.text.size() ? a.text.size() > b.text.size() : a.symbol < b.symbol;
+  });
+  std::vector<KernelSource> half[2];
+  size_t bytes[2] = {0, 0};
+  for (auto& k : todo) {
+    const int h = bytes[0] <= bytes[1] ? 0 : 1;
+    bytes[h] += k.text.size();
+    half[h].push_back(std::move(k));
+  }
+  std::thread other([&] { build_or_split(std::move(half[1]), m); });
+  build_or_split(std::move(half[0]), m);
+  other.join();
+  return errors;
+}
+
+// The strides an operand is expected to have at run time, judged from the graph alone: a chain
+// of DimShuffles over a contiguous array (transposes, added broadcast dims), else contiguous.
+// `shape` is the operand's expected shape; dims of size 1 broadcast (stride 0).
+Strides expected_strides(const graph::Variable* v, const Shape& shape) {
+  Strides s(shape.size(), 0);
+  if (v->owner && v->owner->inputs().size() == 1) {
+    if (auto* ds = dynamic_cast<const ops::DimShuffle*>(&v->owner->op())) {
+      const graph::Variable* src = v->owner->inputs()[0].get();
+      const auto& pat = ds->pattern();
+      if (pat.size() == shape.size() && src->type.ndim() == ds->input_ndim()) {
+        Shape src_shape(ds->input_ndim(), 1);
+        for (size_t i = 0; i < pat.size(); ++i)
+          if (pat[i] >= 0) src_shape[pat[i]] = shape[i];
+        const Strides ss = expected_strides(src, src_shape);
+        for (size_t i = 0; i < pat.size(); ++i) s[i] = pat[i] < 0 || shape[i] == 1 ? 0 : ss[pat[i]];
+        return s;
+      }
+    }
+  }
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    s[d] = shape[d] == 1 ? 0 : step;
+    step *= shape[d];
+  }
+  return s;
+}
+
+// The variant a Composite node will most likely run with, from static types: unknown dims are
+// taken as "not 1" (distinct sizes), outputs contiguous, inputs as expected_strides says. A
+// run-time size-1 dim the type did not promise, or a view other than a DimShuffle, makes
+// another variant, compiled when first seen.
+// For a FusedReduce, the variant its region's kernel gets for a chunk (a contiguous scratch
+// output over the inputs' broadcast; inputs are sliced only along a dim, keeping their strides).
+bool expected_variant(const graph::Apply& node, Variant& v) {
+  const bool reduce = dynamic_cast<const ops::FusedReduce*>(&node.op()) != nullptr;
+  std::vector<int64_t> dims;
+  if (reduce) {
+    std::vector<const graph::TensorType*> types;
+    for (auto& in : node.inputs()) types.push_back(&in->type);
+    try {
+      dims = graph::broadcast_static_dims(types, node.op().display());
+    } catch (const Error&) {
+      return false;
+    }
+  } else {
+    dims = node.output_raw(0)->type.dims;
+  }
+  const int rank = static_cast<int>(dims.size());
+  static constexpr int64_t kGeneric[] = {7, 11, 13, 17, 19, 23, 29, 31};
+  Shape full(rank);
+  for (int d = 0; d < rank; ++d) full[d] = dims[d] >= 0 ? dims[d] : kGeneric[d % 8];
+  std::vector<Strides> st;
+  if (reduce) {
+    st.push_back(expected_strides(node.output_raw(0), full));  // not a DimShuffle: contiguous
+  } else {
+    for (int i = 0; i < node.num_outputs(); ++i) {
+      if (node.output_raw(i)->type.dims != dims) return false;  // interpreter at run time
+      st.push_back(expected_strides(node.output_raw(i), full));
+    }
+  }
+  for (auto& in : node.inputs()) {
+    if (in->type.ndim() != rank) return false;
+    Shape shape(rank);
+    for (int d = 0; d < rank; ++d) shape[d] = in->type.dims[d] == 1 ? 1 : full[d];
+    Strides s = expected_strides(in.get(), shape);
+    for (int d = 0; d < rank; ++d)
+      if (shape[d] == 1) s[d] = 0;  // broadcast_strides
+    st.push_back(std::move(s));
+  }
+  Shape cs = full;
+  detail::collapse_dims(cs, st);
+  return make_variant(cs, st, v);
+}
+
+void warn_compile_failed(const std::string& error) {
+  warn_once("fail:" + error.substr(0, 200),
+            "compiling a fused kernel failed; the interpreter runs instead: " + error);
 }
 
 // A large output is usually a fresh allocation (the executor hands the previous call's output
@@ -349,123 +610,132 @@ void advise_huge_pages(const Array& a) {
 #endif
 }
 
+// Runs `op`'s generated kernel for the variant these arrays make (compiling it if lowering did
+// not foresee it); false when generated code does not apply or failed to build, and then the
+// caller runs the interpreter. `keep` owns `op` (kept alive by the variant cache).
+bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& keep, const std::vector<Array>& inputs,
+                   std::vector<Array>& outputs) {
+  const Shape& full = outputs[0].shape();
+  for (auto& o : outputs)
+    if (o.shape() != full) return false;  // an output smaller than the region: interpreter
+  for (auto& a : inputs)
+    if (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16) return false;
+  std::vector<Strides> st;
+  for (auto& o : outputs) st.push_back(o.strides());
+  for (auto& a : inputs) st.push_back(detail::broadcast_strides(a, full));
+  Shape cs = full;
+  detail::collapse_dims(cs, st);
+  Variant v;
+  if (!make_variant(cs, st, v)) return false;  // rank > 4 or empty: the interpreter (returns at once when empty)
+  KernelFn fn = nullptr;
+  auto& mc = modules();
+  const std::pair<const graph::Op*, std::string> vkey{&op, v.key};
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> lock(mc.mutex);
+    if (auto it = mc.by_variant.find(vkey); it != mc.by_variant.end()) {
+      fn = it->second.second;
+      found = true;
+    }
+  }
+  if (!found) {  // a variant lowering did not foresee (prepare_fused_kernels): compiled alone
+    try {
+      const KernelSource k = kernel_source(op, v);
+      for (auto& e : build_kernels({k})) warn_compile_failed(e);
+      fn = find_kernel(k.symbol);
+    } catch (const Error& e) {
+      warn_compile_failed(op.display() + ": " + e.what());
+    }
+    std::lock_guard<std::mutex> lock(mc.mutex);
+    mc.by_variant[vkey] = {keep, fn};
+  }
+  if (!fn) return false;
+  // Per-thread argument arrays (kernel objects are shared by every Function and thread).
+  static thread_local std::vector<int64_t> shape, strides;
+  static thread_local std::vector<char*> ptrs;
+  shape.assign(cs.begin(), cs.end());
+  strides.assign(st.size() * kMaxRank, 0);
+  for (size_t k = 0; k < st.size(); ++k)
+    for (int d = 0; d < v.rank; ++d) strides[k * kMaxRank + d] = st[k][d];
+  ptrs.clear();
+  for (auto& o : outputs) {
+    ptrs.push_back(static_cast<char*>(o.data()));
+    advise_huge_pages(o);
+  }
+  for (auto& a : inputs) ptrs.push_back(static_cast<char*>(a.data()));
+  // Blocks of B elements along the inner dim, handed out dynamically in groups of about 16K
+  // elements from 32K elements up: a thread that the OS deschedules (a shared machine) then
+  // costs its share of one group, not half the call. (The same schedule the kernels had as
+  // `omp parallel for schedule(dynamic, grain)` when they were compiled with OpenMP.)
+  const int64_t n = cs.back(), rows = shape_size(cs) / n;
+  const int64_t total = rows * ((n + kBlock - 1) / kBlock);
+  const int64_t grain = n < kBlock ? (16384 + n - 1) / n : 16384 / kBlock;
+  const int64_t* sh = shape.data();
+  char* const* pp = ptrs.data();
+  const int64_t* sp = strides.data();
+  if (rows * n >= (1 << 15) && total > 1) {
+    const int64_t groups = (total + grain - 1) / grain;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t g = 0; g < groups; ++g) fn(sh, pp, sp, g * grain, std::min(total, (g + 1) * grain));
+  } else {
+    fn(sh, pp, sp, 0, total);
+  }
+  return true;
+}
+
+void interpret(const Composite& op, const graph::Apply& node, const std::vector<Array>& inputs,
+               std::vector<Array>& outputs) {
+  if (config().cxx.empty())
+    warn_once("cxx", "config cxx is empty (no C++ compiler): Composite nodes run in the interpreter");
+  ++g_interpreted;
+  ops::run_composite(op, node, inputs, outputs);
+}
+
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_cpu"; }
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const Composite&>(node.op());
-    if (KernelFn fn = config().cxx.empty() ? nullptr : prepare_call(node, op, inputs, outputs)) {
-      fn(shape_.data(), ptrs_.data(), strides_.data());
-      return;
-    }
-    if (config().cxx.empty())
-      warn_once("cxx", "config cxx is empty (no C++ compiler): Composite nodes run in the interpreter");
-    ++g_interpreted;
-    ops::run_composite(op, node, inputs, outputs);
-  }
-
- private:
-  // Per-thread scratch of the current call (the kernel object is shared by every Function).
-  static thread_local std::vector<int64_t> shape_, strides_;
-  static thread_local std::vector<char*> ptrs_;
-
-  KernelFn prepare_call(const graph::Apply& node, const Composite& op, const std::vector<Array>& inputs,
-                        std::vector<Array>& outputs) const {
-    const Shape& full = outputs[0].shape();
-    for (auto& o : outputs)
-      if (o.shape() != full) return nullptr;  // an output smaller than the region: interpreter
-    for (auto& a : inputs)
-      if (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16) return nullptr;
-    std::vector<Strides> st;
-    for (auto& o : outputs) st.push_back(o.strides());
-    for (auto& a : inputs) st.push_back(detail::broadcast_strides(a, full));
-    Shape cs = full;
-    detail::collapse_dims(cs, st);
-    const int rank = static_cast<int>(cs.size());
-    if (rank > kMaxRank) return nullptr;
-    if (shape_size(cs) == 0) return nullptr;  // nothing to do; the interpreter returns at once
-    std::vector<uint32_t> masks;
-    std::vector<bool> unit;
-    std::string variant = std::to_string(rank);
-    for (auto& s : st) {
-      uint32_t m = 0;
-      for (int d = 0; d < rank; ++d)
-        if (s[d] == 0) m |= 1u << d;
-      masks.push_back(m);
-      unit.push_back(s[rank - 1] == 1);
-      variant += ":" + std::to_string(m) + (unit.back() ? "u" : "s");
-    }
-    KernelFn fn = nullptr;
-    auto& mc = modules();
-    const std::pair<const graph::Op*, std::string> vkey{&op, variant};
-    bool found = false;
-    {
-      std::lock_guard<std::mutex> lock(mc.mutex);
-      if (auto it = mc.by_variant.find(vkey); it != mc.by_variant.end()) {
-        fn = it->second.second;
-        found = true;
-      }
-    }
-    if (!found) {
-      std::string error;
-      try {
-        fn = build(fused_source(op, rank, masks, unit), error);
-      } catch (const Error& e) {
-        error = e.what();
-      }
-      if (!fn)
-        warn_once("fail:" + error.substr(0, 200), "compiling a fused kernel failed (" + node.op().display() +
-                                                      "); the interpreter runs instead: " + error);
-      std::lock_guard<std::mutex> lock(mc.mutex);
-      mc.by_variant[vkey] = {node.op_ptr(), fn};
-    }
-    if (!fn) return nullptr;
-    shape_.assign(cs.begin(), cs.end());
-    strides_.assign(st.size() * kMaxRank, 0);
-    for (size_t k = 0; k < st.size(); ++k)
-      for (int d = 0; d < rank; ++d) strides_[k * kMaxRank + d] = st[k][d];
-    ptrs_.clear();
-    for (auto& o : outputs) {
-      ptrs_.push_back(static_cast<char*>(o.data()));
-      advise_huge_pages(o);
-    }
-    for (auto& a : inputs) ptrs_.push_back(static_cast<char*>(a.data()));
-    return fn;
+    if (!config().cxx.empty() && run_generated(op, node.op_ptr(), inputs, outputs)) return;
+    interpret(op, node, inputs, outputs);
   }
 };
 
-thread_local std::vector<int64_t> FusedKernel::shape_, FusedKernel::strides_;
-thread_local std::vector<char*> FusedKernel::ptrs_;
+// A reduction with its elementwise region: the region's generated kernel fills each chunk
+// (ops/fused_reduce.hpp), the shared driver folds it into the accumulators.
+class FusedReduceKernel final : public Kernel {
+ public:
+  std::string name() const override { return "fused_reduce_cpu"; }
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    ops::run_fused_reduce(op, node, inputs, outputs, [&](const std::vector<Array>& in, Array& out) {
+      std::vector<Array> outs{out};
+      if (!config().cxx.empty() && run_generated(op.region(), op.region_ptr(), in, outs)) return;
+      interpret(op.region(), node, in, outs);
+    });
+  }
+};
 
-}  // namespace
-
-std::string fused_source(const Composite& op, int rank, const std::vector<uint32_t>& masks,
-                         const std::vector<bool>& unit) {
-  if (scalar_header().empty()) throw NotImplementedError("fused CPU kernels: scalar_ops.hpp was not found");
+// The kernel function of one variant, from its parameter list on (the caller names it):
+// "(const int64_t* shape, char* const* ptrs, const int64_t* strides) { ... }".
+std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_t>& masks,
+                        const std::vector<bool>& unit) {
   const int ni = op.num_inputs();
   const int no = static_cast<int>(op.outputs().size());
   const auto& prog = op.program();
   const int nv = ni + static_cast<int>(prog.size());
   const int inner = rank - 1;
   std::ostringstream s;
-  s << "// generated by Theon (" << kCodegenVersion << "): " << op.display() << "\n"
-    << "#define THEON_B " << kBlock << "\n"
-    << scalar_header() << kPreamble;
-  s << "using namespace theon::scalar;\n";
-  s << "extern \"C\" void theon_fused_kernel(const int64_t* shape, char* const* ptrs, const int64_t* strides) {\n";
+  // The kernel runs blocks [c0, c1) of the iteration space (blocks of B elements along the
+  // inner dim, rows in row-major order); the host hands out the ranges (run_generated).
+  s << "(const int64_t* shape, char* const* ptrs, const int64_t* strides, int64_t c0, int64_t c1) {\n";
   s << "  constexpr int64_t B = THEON_B;\n";
   s << "  const int64_t n = shape[" << inner << "];\n";
   s << "  const int64_t cpr = (n + B - 1) / B;\n";
-  s << "  int64_t rows = 1;\n";
-  for (int d = 0; d < inner; ++d) s << "  rows *= shape[" << d << "];\n";
-  s << "  const int64_t total = rows * cpr;\n";
-  // Blocks are handed out dynamically in groups of about 16K elements: a thread that the OS
-  // deschedules (a shared machine) then costs its share of one group, not half the call.
-  s << "  const int64_t grain = n < B ? (16384 + n - 1) / n : 16384 / B;\n";
-  s << "  (void)strides;\n";
-  s << "#pragma omp parallel for schedule(dynamic, grain) if (rows * n >= (1 << 15) && total > 1)\n";
-  s << "  for (int64_t c = 0; c < total; ++c) {\n";
+  s << "  (void)strides; (void)cpr;\n";
+  s << "  for (int64_t c = c0; c < c1; ++c) {\n";
   if (rank == 1) {
     s << "    const int64_t start = c * B, len = n - start < B ? n - start : B;\n";
   } else {
@@ -600,6 +870,65 @@ std::string fused_source(const Composite& op, int rank, const std::vector<uint32
   return s.str();
 }
 
+}  // namespace
+
+std::string fused_source(const Composite& op, int rank, const std::vector<uint32_t>& masks,
+                         const std::vector<bool>& unit) {
+  // A standalone module (bench/w5_kernel_probe compiles it with -fopenmp): the block-range
+  // kernel plus theon_fused_kernel(shape, ptrs, strides), which runs every block with the
+  // schedule run_generated uses.
+  return module_preamble() + "// " + op.display() + "\nstatic void theon_fused_range" +
+         kernel_text(op, rank, masks, unit) +
+         "extern \"C\" void theon_fused_kernel(const int64_t* shape, char* const* ptrs, const int64_t* strides) {\n"
+         "  const int64_t n = shape[" + std::to_string(rank - 1) + "];\n"
+         "  int64_t rows = 1;\n"
+         "  for (int d = 0; d < " + std::to_string(rank - 1) + "; ++d) rows *= shape[d];\n"
+         "  const int64_t total = rows * ((n + THEON_B - 1) / THEON_B);\n"
+         "  const int64_t grain = n < THEON_B ? (16384 + n - 1) / n : 16384 / THEON_B;\n"
+         "#pragma omp parallel for schedule(dynamic, grain) if (rows * n >= (1 << 15) && total > 1)\n"
+         "  for (int64_t c = 0; c < total; ++c) theon_fused_range(shape, ptrs, strides, c, c + 1);\n"
+         "}\n";
+}
+
+void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
+  if (config().cxx.empty()) return;  // the interpreter runs; nothing to compile
+  struct Pending {
+    std::shared_ptr<const graph::Op> op;  // the Composite whose kernel this is
+    std::string variant, symbol;
+  };
+  std::vector<Pending> pending;
+  std::vector<KernelSource> kernels;
+  auto& mc = modules();
+  for (auto& node : nodes) {
+    const Composite* op = dynamic_cast<const Composite*>(&node->op());
+    std::shared_ptr<const graph::Op> keep = node->op_ptr();
+    if (auto* fr = dynamic_cast<const ops::FusedReduce*>(&node->op())) {
+      op = &fr->region();
+      keep = fr->region_ptr();
+    }
+    Variant v;
+    if (!op || !expected_variant(*node, v)) continue;
+    {
+      std::lock_guard<std::mutex> lock(mc.mutex);
+      if (mc.by_variant.count({op, v.key})) continue;  // this op instance is already prepared
+    }
+    try {
+      KernelSource k = kernel_source(*op, v);
+      pending.push_back({keep, v.key, k.symbol});
+      kernels.push_back(std::move(k));
+    } catch (const Error&) {
+      // A dtype generated code does not handle: run time finds the same and interprets.
+    }
+  }
+  if (kernels.empty()) return;
+  for (auto& e : build_kernels(kernels)) warn_compile_failed(e);
+  for (auto& p : pending) {
+    KernelFn fn = find_kernel(p.symbol);
+    std::lock_guard<std::mutex> lock(mc.mutex);
+    mc.by_variant.try_emplace({p.op.get(), p.variant}, p.op, fn);
+  }
+}
+
 std::string fused_cache_dir() {
   std::string base = config().compiledir;
   if (base.empty()) {
@@ -612,6 +941,9 @@ std::string fused_cache_dir() {
 
 FusedStats fused_stats() { return {g_compiled.load(), g_loaded.load(), g_interpreted.load()}; }
 
-void register_fused_kernels(CpuBackend& backend) { backend.register_kernel("Composite", std::make_unique<FusedKernel>()); }
+void register_fused_kernels(CpuBackend& backend) {
+  backend.register_kernel("Composite", std::make_unique<FusedKernel>());
+  backend.register_kernel("FusedReduce", std::make_unique<FusedReduceKernel>());
+}
 
 }  // namespace theon::backends::cpu

@@ -6,9 +6,19 @@
 // result becomes an extra output of the Composite, unless that would make the region
 // non-convex (a path leaving the region and coming back, which would be a cycle once the
 // region is one node). Regions of one node stay Elemwise.
+//
+// Then reductions absorb the elementwise work that feeds them: a Reduce (not Count) whose
+// input is made by a single-output Composite or an Elemwise and used by nothing else becomes
+// one FusedReduce node (ops/fused_reduce.hpp), e.g. sum(exp(x - m)) in one pass with no
+// full-size intermediate. The elementwise region is formed first, so the reduction takes all
+// of it. Only in graphs that run on the CPU (see cpu_only below).
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/fused_reduce.hpp"
 #include "rewrite/passes/passes.hpp"
+#include "rewrite/pipeline.hpp"
+
+#include <theon/config.hpp>
 
 #include <algorithm>
 #include <unordered_map>
@@ -59,6 +69,21 @@ bool convex(const FunctionGraph& fg, const std::unordered_set<const Apply*>& reg
     const Apply* n = stack.back();
     stack.pop_back();
     if (!push_clients(n)) return false;
+  }
+  return true;
+}
+
+// Whether the graph will run on the CPU: the device it is compiled for (lowering's target)
+// is the CPU and no variable is pinned to a context. Only the CPU backend has a FusedReduce
+// kernel so far; on a GPU the Composite and the Reduce stay apart (each has a CUDA kernel)
+// rather than the fused node falling back to the CPU.
+bool cpu_only(const FunctionGraph& fg) {
+  if (rewrite::target_device() != "cpu") return false;
+  for (auto& node : fg.nodes()) {
+    for (auto& in : node->inputs())
+      if (!in->type.context.empty()) return false;
+    for (int i = 0; i < node->num_outputs(); ++i)
+      if (!node->output_raw(i)->type.context.empty()) return false;
   }
   return true;
 }
@@ -130,6 +155,48 @@ bool fusion_pass(FunctionGraph& fg) {
     std::vector<std::pair<graph::VarPtr, graph::VarPtr>> pairs;
     for (size_t i = 0; i < old_outputs.size(); ++i) pairs.push_back({old_outputs[i], node->output(static_cast<int>(i))});
     fg.replace_all(pairs, "fusion");
+    changed = true;
+  }
+
+  if (!cpu_only(fg)) return changed;
+  for (const graph::ApplyPtr& node : std::vector<graph::ApplyPtr>(fg.nodes())) {
+    const auto* red = dynamic_cast<const ops::Reduce*>(&node->op());
+    if (!red || red->kind() == ops::ReduceKind::Count || node->inputs().size() != 1) continue;
+    const graph::Variable* x = node->inputs()[0].get();
+    Apply* p = x->owner;
+    if (!p || p->num_outputs() != 1 || is_graph_output(fg, x) || fg.clients(x).size() != 1) continue;
+    std::shared_ptr<const ops::Composite> region;
+    std::vector<graph::VarPtr> inputs;
+    if (auto c = std::dynamic_pointer_cast<const ops::Composite>(p->op_ptr())) {
+      const auto& deps = c->output_deps()[0];
+      // One output over the whole region (its shape is the broadcast of every input), not
+      // an inplace variant (the inplace pass runs later; this is a guard).
+      if (c->outputs().size() != 1 || c->inplace() >= 0 || std::find(deps.begin(), deps.end(), false) != deps.end())
+        continue;
+      region = c;
+      inputs = p->inputs();
+    } else if (const ops::Elemwise* e = as_elemwise(p)) {
+      std::vector<DType> dtypes;
+      ops::CompositeInstr instr{e->scalar(), x->type.dtype, {}};
+      for (auto& in : p->inputs()) {
+        auto it = std::find(inputs.begin(), inputs.end(), in);
+        if (it == inputs.end()) {
+          inputs.push_back(in);
+          dtypes.push_back(in->type.dtype);
+          it = inputs.end() - 1;
+        }
+        instr.args.push_back(static_cast<int>(it - inputs.begin()));
+      }
+      const int out = static_cast<int>(inputs.size());
+      region = std::make_shared<ops::Composite>(std::move(dtypes), std::vector<ops::CompositeInstr>{std::move(instr)},
+                                                std::vector<int>{out});
+    } else {
+      continue;
+    }
+    const graph::TensorType type = node->output_raw(0)->type;
+    auto op = std::make_shared<ops::FusedReduce>(region, red->kind(), red->axes(), type.dtype);
+    graph::ApplyPtr fused = Apply::make(op, std::move(inputs), {type});
+    fg.replace_all({{node->output(0), fused->output(0)}}, "fusion");
     changed = true;
   }
   return changed;

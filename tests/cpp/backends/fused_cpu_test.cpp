@@ -121,6 +121,65 @@ TEST(FusedCpu, SecondProcessCompilesNothing) {
   if (!::testing::Test::HasFailure()) fs::remove_all(root, ec);
 }
 
+// Several Composites (split by reductions, one reading a transposed input) compile as one
+// module when the function is lowered, and the first call compiles nothing more: the variants
+// foreseen from the static types (DimShuffle views followed) are the ones that run.
+TEST(FusedCpu, OneModulePerFunction) {
+  const std::string root = cache_root() + "-batch";
+  CompilerOn on(root);
+  Var x = tensor::matrix("x"), z = tensor::matrix("z"), b = tensor::tensor(DType::Float32, {1, -1}, "b");
+  Var h = tensor::tanh(x * 2.0 + b);
+  Var e = tensor::exp(h - tensor::max(h, std::vector<int>{1}, true));
+  Var y = tensor::log1p(e / tensor::sum(e, std::vector<int>{1}, true)) * tensor::sigmoid(z.transpose()) - x;
+  const auto before = fused_stats();
+  Function f = function({x, z, b}, {y});
+  const std::string dp = f.debugprint();
+  size_t composites = 0;
+  for (size_t at = dp.find("Composite{"); at != std::string::npos; at = dp.find("Composite{", at + 1)) ++composites;
+  ASSERT_GE(composites, 3u) << dp;
+  Array xv = Array::randn({37, 300}, 1), zv = Array::randn({300, 37}, 2), bv = Array::randn({1, 300}, 3);
+  Array got = f({xv, zv, bv})[0];
+  Array want = function({x, z, b}, {y}, {.mode = "none"})({xv, zv, bv})[0];
+  EXPECT_TRUE(allclose(got, want, 1e-5, 1e-6));
+  const auto after = fused_stats();
+  EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
+  EXPECT_EQ(after.compiled + after.loaded_from_disk - before.compiled - before.loaded_from_disk, 1)
+      << "one module for the whole function";
+  // Another function with the same regions (same kernels) compiles and loads nothing.
+  Function g = function({x, z, b}, {y});
+  EXPECT_TRUE(allclose(g({xv, zv, bv})[0], want, 1e-5, 1e-6));
+  EXPECT_EQ(fused_stats().compiled, after.compiled);
+  EXPECT_EQ(fused_stats().loaded_from_disk, after.loaded_from_disk);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
+// A reduction that absorbed its elementwise region (FusedReduce) fills each chunk with the
+// region's generated kernel, compiled with the function's other kernels at lowering: no
+// interpreter call, one module, results as mode none (to SLEEF's 1-ulp against libm).
+TEST(FusedCpu, FusedReduceRunsGeneratedCode) {
+  const std::string root = cache_root() + "-reduce";
+  CompilerOn on(root);
+  Var x = tensor::matrix("x"), b = tensor::tensor(DType::Float32, {1, -1}, "b");
+  Var m = tensor::max(x, std::vector<int>{1}, true);
+  Var y = tensor::log(tensor::sum(tensor::exp(x * b - m), std::vector<int>{1}));
+  const auto before = fused_stats();
+  Function f = function({x, b}, {y});
+  ASSERT_NE(f.debugprint().find("FusedReduce{sum{axes=(1,)}"), std::string::npos) << f.debugprint();
+  Function ref = function({x, b}, {y}, {.mode = "none"});
+  for (int64_t cols : {300, 70000}) {  // one chunk; one row per chunk
+    Array xv = Array::randn({40, cols}, 1), bv = Array::randn({1, cols}, 2);
+    EXPECT_TRUE(allclose(f({xv, bv})[0], ref({xv, bv})[0], 1e-5, 1e-6)) << cols;
+  }
+  Array xs = Array::randn({40, 600}, 3).slice(1, 0, 600, 2), bs = Array::randn({1, 300}, 4);  // strided
+  EXPECT_TRUE(allclose(f({xs, bs})[0], ref({xs, bs})[0], 1e-5, 1e-6));
+  const auto after = fused_stats();
+  EXPECT_EQ(after.interpreted_calls, before.interpreted_calls) << "every chunk ran generated code";
+  EXPECT_GE(after.compiled + after.loaded_from_disk - before.compiled - before.loaded_from_disk, 1);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
 TEST(FusedCpu, NoCompilerRunsTheInterpreter) {
   std::string saved = config().cxx;
   config().cxx = "";
