@@ -23,7 +23,8 @@ class Softmax final : public graph::Op {
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// softmax: (gz - sum(gz * sm, axis, keepdims)) * sm, or, when gz is the gradient of a
   /// categorical_crossentropy with integer labels of this very output (axis 1 of a matrix),
-  /// the cancelled form gz[i] * (sm - one_hot(labels)), finite even where sm underflows;
+  /// the cancelled form gz[i] * (sm - one_hot(labels)) as one SoftmaxCrossentropyGrad node
+  /// (nnet_fused.hpp), finite even where sm underflows;
   /// log_softmax: gz - exp(out) * sum(gz, axis, keepdims).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 

@@ -4,15 +4,15 @@
 //   log_softmax        gz - exp(out) * sum(gz, axis, keepdims)
 //   crossentropy       coding: CrossentropyGrad(gz, coding, labels) = -gz[i] / coding[i, t[i]]
 //                      at the label, 0 elsewhere; labels: none
-//   softmax + xent     gz[i] * (sm - one_hot(labels)) when softmax's output gradient is
-//                      exactly that CrossentropyGrad (the division cancels: no inf/NaN
-//                      where a probability underflows to 0)
+//   softmax + xent     SoftmaxCrossentropyGrad(gz, sm, labels) = gz[i] * (sm - one_hot(labels))
+//                      when softmax's output gradient is exactly that CrossentropyGrad (the
+//                      division cancels: no inf/NaN where a probability underflows to 0)
 //   one_hot            none (integer input)
 // plus the internal ops those gradients use: LabelGather, LabelScatter (adjoints of each
-// other) and CrossentropyGrad.
+// other) and CrossentropyGrad. SoftmaxCrossentropyGrad lives in nnet_fused.cpp.
 #include "ops/nnet.hpp"
+#include "ops/nnet_fused.hpp"
 
-#include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/reduce.hpp"
 #include "util/dispatch.hpp"
@@ -33,7 +33,6 @@ VarPtr mul(const VarPtr& a, const VarPtr& b) { return elemwise(S::Mul, {a, b}); 
 VarPtr sub(const VarPtr& a, const VarPtr& b) { return elemwise(S::Sub, {a, b}); }
 VarPtr div(const VarPtr& a, const VarPtr& b) { return elemwise(S::TrueDiv, {a, b}); }
 VarPtr neg(const VarPtr& a) { return elemwise(S::Neg, {a}); }
-VarPtr col(const VarPtr& v) { return dimshuffle(v, {0, -1}); }  // (n,) -> (n, 1)
 
 std::string described(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
 
@@ -200,11 +199,13 @@ std::vector<VarPtr> Softmax::L_op(const Apply& node, const std::vector<VarPtr>& 
   const std::vector<int> axis = {axis_};
   if (log_) return {sub(gz, mul(elemwise(S::Exp, {out}), reduce(ReduceKind::Sum, gz, axis, true)))};
   // softmax then categorical_crossentropy(sm, labels): gz = CrossentropyGrad(g, sm, t) is
-  // -g/sm at the labels, and (gz - sum(gz * sm)) * sm simplifies to g * (sm - one_hot(t)).
+  // -g/sm at the labels, and (gz - sum(gz * sm)) * sm simplifies to g * (sm - one_hot(t)),
+  // built as one SoftmaxCrossentropyGrad node (nnet_fused.hpp) that `specialize` pairs with
+  // the fused forward op.
   if (axis_ == 1 && x->type.ndim() == 2 && gz->owner && gz->owner->num_outputs() == 1 &&
       dynamic_cast<const CrossentropyGrad*>(&gz->owner->op()) && gz->owner->input(1).get() == out.get()) {
     const VarPtr &g = gz->owner->input(0), &labels = gz->owner->input(2);
-    return {sub(mul(col(g), out), label_scatter(g, out, labels))};
+    return {softmax_crossentropy_grad(g, out, labels)};
   }
   return {mul(sub(gz, reduce(ReduceKind::Sum, mul(gz, out), axis, true)), out)};
 }

@@ -1,12 +1,20 @@
-// specialize: dot(a, b) + c, c + dot(a, b), dot(a, b) - c, c - dot(a, b) and the scaled forms
-// alpha * dot(a, b) + beta * c (alpha, beta size-1 constants on either side of the product)
-// become one Gemm node (src/ops/gemm.hpp). It fires only for matrix products whose result
-// (and its scaling) feeds nothing else, when the Gemm's type is exactly the add's, for float
-// and integer dtypes (integral alpha, beta there), and never with alpha or beta 0 (BLAS would
-// skip the operand, turning NaN * 0 into 0).
+// specialize:
+// - dot(a, b) + c, c + dot(a, b), dot(a, b) - c, c - dot(a, b) and the scaled forms
+//   alpha * dot(a, b) + beta * c (alpha, beta size-1 constants on either side of the product)
+//   become one Gemm node (src/ops/gemm.hpp). It fires only for matrix products whose result
+//   (and its scaling) feeds nothing else, when the Gemm's type is exactly the add's, for float
+//   and integer dtypes (integral alpha, beta there), and never with alpha or beta 0 (BLAS would
+//   skip the operand, turning NaN * 0 into 0).
+// - categorical_crossentropy(softmax(x, axis=1), labels), integer labels, becomes one
+//   SoftmaxCrossentropy(x, labels) node (src/ops/nnet_fused.hpp): its loss replaces the
+//   crossentropy and its softmax output every other use of the softmax (the gradient's
+//   SoftmaxCrossentropyGrad, which Softmax::L_op emits, and e.g. an argmax of predictions),
+//   so the row pass runs once. User names move to the replacements.
 #include "graph/op.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/gemm.hpp"
+#include "ops/nnet.hpp"
+#include "ops/nnet_fused.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -103,6 +111,22 @@ VarPtr rewrite_add(const graph::FunctionGraph& fg, Apply& node) {
   return nullptr;
 }
 
+/// categorical_crossentropy(softmax(x), labels) -> SoftmaxCrossentropy(x, labels): the
+/// (old, new) pairs for the crossentropy and its softmax, or none when the pattern or the
+/// types do not match exactly.
+std::vector<std::pair<VarPtr, VarPtr>> rewrite_softmax_crossentropy(Apply& xent) {
+  const VarPtr &p = xent.input(0), &labels = xent.input(1);
+  if (!p->owner || p->owner->op().name() != "Softmax" || p->owner->num_outputs() != 1) return {};
+  const auto& sm_op = static_cast<const ops::Softmax&>(p->owner->op());
+  const VarPtr& x = p->owner->input(0);
+  if (sm_op.axis() != 1 || x->type.ndim() != 2 || !is_float(x->type.dtype)) return {};
+  if (labels->type.ndim() != 1 || !is_integer(labels->type.dtype)) return {};
+  std::vector<VarPtr> fused = ops::softmax_crossentropy(x, labels);
+  const VarPtr loss = xent.output(0);
+  if (fused[0]->type != loss->type || fused[1]->type != p->type) return {};
+  return {{loss, fused[0]}, {p, fused[1]}};  // replace_all carries the user's names over
+}
+
 }  // namespace
 
 bool specialize_pass(graph::FunctionGraph& fgraph) {
@@ -115,15 +139,20 @@ bool specialize_pass(graph::FunctionGraph& fgraph) {
   };
   refresh();
   for (const graph::ApplyPtr& node : nodes) {
-    if (!live.count(node.get()) || node->op().name() != "Elemwise") continue;
-    VarPtr replacement;
+    if (!live.count(node.get())) continue;
+    const std::string name = node->op().name();
+    std::vector<std::pair<VarPtr, VarPtr>> pairs;
     try {
-      replacement = rewrite_add(fgraph, *node);
+      if (name == "Elemwise") {
+        if (VarPtr r = rewrite_add(fgraph, *node)) pairs.emplace_back(node->output(0), r);
+      } else if (name == "CategoricalCrossentropy") {
+        pairs = rewrite_softmax_crossentropy(*node);
+      }
     } catch (const Error&) {
       continue;  // the builder refused: the rule does not apply
     }
-    if (!replacement) continue;
-    fgraph.replace(node->output(0), replacement, "specialize");
+    if (pairs.empty()) continue;
+    fgraph.replace_all(pairs, "specialize");
     changed = true;
     refresh();
   }

@@ -6,6 +6,7 @@
 
 #include "graph/node.hpp"
 #include "graph/op.hpp"
+#include "ops/nnet_fused.hpp"
 
 #include "grad_cases.hpp"
 
@@ -30,6 +31,12 @@ Var onehot_matrix(const std::vector<int64_t>& v, int64_t n) {
   std::vector<double> m(v.size() * n, 0.0);
   for (size_t i = 0; i < v.size(); ++i) m[i * n + v[i]] = 1.0;
   return constant(Array::from_vector<double>(m, Shape{static_cast<int64_t>(v.size()), n}), "targets");
+}
+
+// The fused ops that specialize makes, built directly (output 0: loss, 1: softmax).
+Var fused(const Var& x, const Var& t, int output) { return Var(ops::softmax_crossentropy(x.node(), t.node())[output]); }
+Var fused_grad(const Var& dy, const Var& sm, const Var& t) {
+  return Var(ops::softmax_crossentropy_grad(dy.node(), sm.node(), t.node()));
 }
 
 class NnetGradTest : public ::testing::TestWithParam<GradCase> {};
@@ -91,6 +98,20 @@ std::vector<GradCase> cases() {
        {nrm({4, 5}, 1)}},
       {"xent_one_hot_op", u([t4](Var x) { return categorical_crossentropy(softmax(x), one_hot(labels(t4), 5)); }),
        {nrm({4, 5}, 1)}},
+      // ---- the fused SoftmaxCrossentropy / SoftmaxCrossentropyGrad ----
+      {"fused_xent_loss", u([t4](Var x) { return fused(x, labels(t4), 0); }), {nrm({4, 5}, 1)}},
+      {"fused_xent_int32_labels", u([t3](Var x) { return fused(x, labels(t3, DType::Int32), 0); }), {nrm({3, 5}, 2)}},
+      {"fused_xent_softmax_output", u([t4](Var x) { return fused(x, labels(t4), 1); }), {nrm({4, 5}, 1)}},
+      {"fused_xent_both_outputs",  // both output gradients at once: summed into x's
+       u([t4](Var x) { return fused(x, labels(t4), 0) + sum(sqr(fused(x, labels(t4), 1)), std::vector<int>{1}); }),
+       {nrm({4, 5}, 1)}},
+      {"fused_xent_one_row", u([](Var x) { return fused(x, labels({2}), 0); }), {nrm({1, 3}, 4)}},
+      {"fused_xent_grad_op",  // d/d dy and d/d sm of dy[:, None] * (sm - one_hot)
+       b([t4](Var dy, Var sm) { return fused_grad(dy, sm, labels(t4)); }), {nrm({4}, 1), pos({4, 5}, 2)}},
+      {"fused_xent_grad_of_grad",
+       u([t4](Var x) { return grad(mean(fused(x, labels(t4), 0)), x); }), {nrm({4, 5}, 1)}},
+      {"fused_xent_grad_of_grad_of_grad",
+       u([t4](Var x) { return grad(sum(sqr(grad(sum(fused(x, labels(t4), 0)), x))), x); }), {nrm({4, 5}, 3)}},
       // ---- second derivatives ----
       {"softmax_grad_of_grad",
        u([](Var x) { return grad(sum(softmax(x) * constant(nrm({3, 4}, 7))), x); }), {nrm({3, 4}, 1)}},

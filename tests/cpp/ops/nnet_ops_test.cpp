@@ -4,6 +4,8 @@
 
 #include "backends/backend.hpp"
 #include "graph/node.hpp"
+#include "graph/op.hpp"
+#include "ops/nnet_fused.hpp"
 
 #include <gtest/gtest.h>
 
@@ -283,6 +285,77 @@ TEST(NnetOps, CrossentropyRowMismatchAtRunTimeIsAShapeError) {
   std::string msg = error_of<ShapeError>(
       [&] { f({Array::full({3, 2}, 0.5, DType::Float64), Array::from_vector<int32_t>({0, 1})}); });
   expect_names(msg, {"probs has shape (3, 2)", "labels has shape (2,)"});
+}
+
+// ---- the fused softmax + crossentropy (internal ops made by specialize) ----
+
+Var fused_loss(const Var& x, const Var& labels, int output = 0) {
+  return Var(ops::softmax_crossentropy(x.node(), labels.node())[output]);
+}
+
+TEST(NnetOps, FusedCrossentropyStaysFiniteWhereTheProbabilityUnderflows) {
+  // Row 0's label has probability e^-205, 0 in float32: -log(softmax) is inf unfused, while
+  // the fused op's m + log(sum) - x[label] keeps the exact loss.
+  Var x = tensor::fmatrix("x"), y = tensor::ivector("y");
+  Var loss = tensor::categorical_crossentropy(tensor::softmax(x), y);
+  const std::vector<Array> v = {Array::from_vector<float>({0, -200, 5, 1, 2, 3}, Shape{2, 3}),
+                                Array::from_vector<int32_t>({1, 2})};
+  std::vector<float> fast = function({x, y}, {loss}, {.mode = "fast_run"})(v)[0].to_vector<float>();
+  std::vector<float> none = function({x, y}, {loss}, {.mode = "none"})(v)[0].to_vector<float>();
+  EXPECT_TRUE(std::isinf(none[0]));
+  const double lse0 = 5 + std::log(1 + std::exp(-5.0) + std::exp(-205.0));
+  EXPECT_NEAR(fast[0], lse0 + 200, 1e-4);
+  EXPECT_NEAR(fast[1], none[1], 1e-6);
+}
+
+TEST(NnetOps, FusedCrossentropyValuesNaNAndLargeInputs) {
+  Var x = tensor::dmatrix("x"), y = tensor::lvector("y");
+  Function f = function({x, y}, {fused_loss(x, y, 0), fused_loss(x, y, 1)}, {.mode = "none"});
+  // Row 0: large values (no overflow); row 1: a NaN makes the whole row NaN, as softmax;
+  // row 2: -inf at a class that is not the label has probability 0.
+  auto out = f({Array::from_vector<double>({1000, 1001, 999, 0, kNaN, 1, -kInf, 2, 2}, Shape{3, 3}),
+                Array::from_vector<int64_t>({0, 2, 1})});
+  std::vector<double> loss = out[0].to_vector<double>(), sm = out[1].to_vector<double>();
+  const double z = 1 + std::exp(-1.0) + std::exp(-2.0);
+  EXPECT_NEAR(loss[0], 1 + std::log(z), 1e-12);
+  EXPECT_NEAR(sm[1], 1 / z, 1e-12);
+  EXPECT_TRUE(std::isnan(loss[1]));
+  for (int j = 3; j < 6; ++j) EXPECT_TRUE(std::isnan(sm[j])) << j;
+  EXPECT_NEAR(loss[2], std::log(2.0), 1e-12);
+  EXPECT_EQ(sm[6], 0.0);
+  EXPECT_NEAR(sm[7] + sm[8], 1.0, 1e-15);
+}
+
+TEST(NnetOps, FusedCrossentropyBuildersCheckTheirOperands) {
+  Var x = tensor::matrix("logits"), y = tensor::ivector("labels");
+  std::string msg = error_of<TypeError>([&] { fused_loss(x, tensor::fvector("soft")); });
+  expect_names(msg, {"softmax_crossentropy(logits, soft)", "integer vector", "float32"});
+  msg = error_of<TypeError>([&] { fused_loss(tensor::imatrix("ints"), y); });
+  expect_names(msg, {"float matrix", "ints", "int32"});
+  Var x3 = tensor::tensor(DType::Float32, {3, 4}, "x3");
+  msg = error_of<ShapeError>([&] { fused_loss(x3, tensor::tensor(DType::Int32, {2}, "two")); });
+  expect_names(msg, {"3 rows", "2 labels", "x3", "two"});
+  // The gradient op: a vector dy; its dtype follows the softmax.
+  msg = error_of<ShapeError>(
+      [&] { ops::softmax_crossentropy_grad(tensor::matrix("dy").node(), tensor::matrix("sm").node(), y.node()); });
+  expect_names(msg, {"softmax_crossentropy_grad(sm, labels)", "gradient vector", "dy"});
+  EXPECT_EQ(ops::softmax_crossentropy_grad(tensor::dvector("dy").node(), tensor::fmatrix("sm").node(), y.node())
+                ->type.dtype,
+            DType::Float32);
+}
+
+TEST(NnetOps, FusedCrossentropyOpContract) {
+  Var x = tensor::tensor(DType::Float32, {-1, 10}, "x"), y = tensor::ivector("y");
+  std::vector<graph::VarPtr> outs = ops::softmax_crossentropy(x.node(), y.node());
+  const graph::Apply& node = *outs[0]->owner;
+  EXPECT_EQ(node.op().display(), "SoftmaxCrossentropy");
+  EXPECT_EQ(outs[0]->type.dims, (std::vector<int64_t>{-1}));
+  EXPECT_EQ(outs[1]->type, x.node()->type);
+  const graph::Cost c = node.op().cost(node, {{64, 10}, {64}});
+  EXPECT_GT(c.flops, 4 * 640.0 - 1);
+  EXPECT_EQ(c.bytes, 2 * 640 * 4.0 + 64 * 8.0);
+  EXPECT_EQ(node.op().infer_shape(node, {Array::zeros({64, 10}, DType::Float32), Array::zeros({64}, DType::Int32)}),
+            (std::vector<Shape>{{64}, {64, 10}}));
 }
 
 // ---- one_hot ----

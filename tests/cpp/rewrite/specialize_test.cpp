@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace theon {
 namespace {
 
@@ -195,6 +197,136 @@ TEST(Specialize, RunsInFastRunOnly) {
   Var y = tensor::dot(a, b) + c;
   EXPECT_EQ(count(debugprint(function({a, b, c}, {y}, {.mode = "fast_run"})), "Gemm"), 1u);
   EXPECT_EQ(count(debugprint(function({a, b, c}, {y}, {.mode = "fast_compile"})), "Gemm"), 0u);
+}
+
+
+// ---- softmax + categorical crossentropy ----
+
+// How many distinct nodes debugprint shows whose text starts with `op` (a node printed again
+// is referred to by its id).
+size_t nodes_named(const std::string& text, const std::string& op) {
+  std::set<std::string> ids;
+  for (size_t p = text.find(op); p != std::string::npos; p = text.find(op, p + 1)) {
+    const size_t id = text.find("[id ", p), end = text.find(']', id);
+    if (id != std::string::npos && end != std::string::npos) ids.insert(text.substr(id, end - id));
+  }
+  return ids.size();
+}
+
+// Row i's label: spread over the classes, deterministic.
+Array labels_for(int64_t rows, int64_t classes, DType dtype = DType::Int32) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < rows; ++i) v.push_back((i * 7 + 3) % classes);
+  return Array::from_vector<int64_t>(v, Shape{rows}).astype(dtype);
+}
+
+TEST(Specialize, SoftmaxCrossentropyBecomesOneFusedOp) {
+  Var x = tensor::matrix("x"), y = tensor::ivector("y");
+  Var p = tensor::softmax(x).set_name("probs");
+  Var nll = tensor::categorical_crossentropy(p, y).set_name("nll");
+  Spec s = specialize({x, y}, {nll, tensor::argmax(p, 1)});
+  EXPECT_TRUE(s.changed) << s.why();
+  EXPECT_EQ(count(s.before, "Softmax{axis=1}"), 2u) << s.why();
+  EXPECT_EQ(count(s.before, "CategoricalCrossentropy"), 1u) << s.why();
+  // The loss and the softmax (which argmax reads) both come from the one fused node.
+  EXPECT_EQ(count(s.after, "SoftmaxCrossentropy.0 [id A] 'nll'"), 1u) << s.why();
+  EXPECT_EQ(count(s.after, "SoftmaxCrossentropy.1 [id A] 'probs'"), 1u) << s.why();
+  EXPECT_EQ(count(s.after, "Softmax{"), 0u) << s.why();
+  EXPECT_EQ(count(s.after, "CategoricalCrossentropy"), 0u) << s.why();
+}
+
+TEST(Specialize, SoftmaxCrossentropyNegativeCasesAreKept) {
+  Var x = tensor::matrix("x"), y = tensor::ivector("y"), t = tensor::matrix("t");
+  // A softmax over the columns, transposed: not one row pass.
+  EXPECT_FALSE(specialize({x, y}, {tensor::categorical_crossentropy(tensor::transpose(tensor::softmax(x, 0)), y)})
+                   .changed);
+  // Probabilities that are not a softmax.
+  EXPECT_FALSE(specialize({x, y}, {tensor::categorical_crossentropy(tensor::sigmoid(x), y)}).changed);
+  // Dense targets keep the (stable) log_softmax form.
+  EXPECT_FALSE(specialize({x, t}, {tensor::categorical_crossentropy(tensor::softmax(x), t)}).changed);
+}
+
+TEST(Specialize, SoftmaxCrossentropyTrainingGraphIsFusedBothWays) {
+  // The demo's graph (examples/train_digits.cpp): forward and backward each become one op.
+  Var x = tensor::fmatrix("x"), y = tensor::ivector("y");
+  SharedVar w = shared(Array::randn({6, 4}, 1, DType::Float32), "w");
+  SharedVar b = shared(Array::zeros({4}, DType::Float32), "b");
+  Var p = tensor::softmax(tensor::dot(x, w) + b);
+  Var loss = tensor::mean(tensor::categorical_crossentropy(p, y));
+  std::vector<Var> g = grad(loss, std::vector<Var>{w, b});
+  Function fast = function({x, y}, {loss, g[0], g[1], tensor::argmax(p, 1)}, {.mode = "fast_run"});
+  Function none = function({x, y}, {loss, g[0], g[1], tensor::argmax(p, 1)}, {.mode = "none"});
+  const std::string text = debugprint(fast);
+  EXPECT_EQ(nodes_named(text, "SoftmaxCrossentropy."), 1u) << text;
+  EXPECT_EQ(nodes_named(text, "SoftmaxCrossentropyGrad"), 1u) << text;
+  EXPECT_EQ(count(text, "Softmax{"), 0u) << text;
+  EXPECT_EQ(count(text, "CategoricalCrossentropy"), 0u) << text;
+  EXPECT_EQ(count(text, "LabelScatter"), 0u) << text;
+  EXPECT_EQ(nodes_named(debugprint(none), "Softmax{axis=1}"), 1u) << debugprint(none);
+  const std::vector<Array> values = {Array::randn({9, 6}, 2, DType::Float32), labels_for(9, 4)};
+  std::vector<Array> a = fast(values), r = none(values);
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(allclose(a[k], r[k], 1e-5, 1e-6)) << k << a[k] << r[k];
+}
+
+TEST(Specialize, SoftmaxCrossentropyMatchesNoneOnRandomShapes) {
+  // Rows 0 and 1, odd sizes, and one large enough for the threaded row loop; x contiguous and
+  // transposed (the fused kernel then reads a strided matrix); a weighted sum so each row's
+  // gradient differs.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{0, 5}, {1, 5}, {1, 1}, {3, 7}, {37, 10}, {300, 150}};
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const double tol = t == DType::Float32 ? 2e-5 : 1e-12;
+    for (bool transposed : {false, true}) {
+      Var in = tensor::matrix("x", t), r = tensor::vector("r", t), y = tensor::lvector("y");
+      Var logits = transposed ? tensor::transpose(in) : in;
+      Var p = tensor::softmax(logits);
+      Var loss = tensor::categorical_crossentropy(p, y);
+      Var gx = grad(tensor::sum(loss * r), in);
+      Function fast = function({in, r, y}, {loss, p, gx}, {.mode = "fast_run"});
+      Function none = function({in, r, y}, {loss, p, gx}, {.mode = "none"});
+      ASSERT_EQ(nodes_named(debugprint(fast), "SoftmaxCrossentropy."), 1u) << debugprint(fast);
+      ASSERT_EQ(nodes_named(debugprint(fast), "SoftmaxCrossentropyGrad"), 1u) << debugprint(fast);
+      uint64_t seed = 10;
+      for (auto [rows, classes] : shapes) {
+        Array xv = transposed ? Array::randn({classes, rows}, ++seed, t) : Array::randn({rows, classes}, ++seed, t);
+        const std::vector<Array> values = {xv, Array::randn({rows}, ++seed, t), labels_for(rows, classes, DType::Int64)};
+        std::vector<Array> a = fast(values), b = none(values);
+        for (size_t k = 0; k < a.size(); ++k) {
+          EXPECT_EQ(a[k].dtype(), t);
+          EXPECT_EQ(a[k].shape(), b[k].shape());
+          EXPECT_TRUE(allclose(a[k], b[k], tol, tol))
+              << dtype_name(t) << " " << rows << "x" << classes << (transposed ? " transposed" : "") << " output " << k
+              << "\nfast_run:\n" << a[k] << "\nnone:\n" << b[k];
+        }
+      }
+    }
+  }
+}
+
+TEST(Specialize, SoftmaxCrossentropyLabelOutOfRangeNamesEverything) {
+  Var x = tensor::dmatrix("scores"), y = tensor::ivector("y");
+  Function f = function({x, y}, {tensor::categorical_crossentropy(tensor::softmax(x), y)}, {.mode = "fast_run"});
+  ASSERT_EQ(nodes_named(debugprint(f), "SoftmaxCrossentropy."), 1u);
+  for (int32_t bad : {3, -1}) {
+    try {
+      f({Array::zeros({2, 3}, DType::Float64), Array::from_vector<int32_t>({0, bad})});
+      ADD_FAILURE() << "no IndexError for label " << bad;
+    } catch (const IndexError& e) {
+      const std::string msg = e.what();
+      for (const std::string& part : {std::string("SoftmaxCrossentropy"), std::string("categorical_crossentropy"),
+                                     std::string("scores"), std::string("y"), "class index " + std::to_string(bad),
+                                     std::string("row 1"), std::string("3 classes"), std::string("(2, 3)")})
+        EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' missing in: " << msg;
+    }
+  }
+  // Rows and labels of different lengths: a ShapeError naming both shapes.
+  try {
+    f({Array::zeros({2, 3}, DType::Float64), Array::from_vector<int32_t>({0})});
+    ADD_FAILURE() << "no ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("(2, 3)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(1,)"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace
