@@ -6,8 +6,11 @@
 //   Array r = Array::randn({100, 10}, /*seed=*/3); // floatX, N(0, 1)
 //
 // Strides and offsets count elements, not bytes. Copies of an Array share the buffer; use
-// copy() for an independent one. Buffers live on a device (the CPU for now).
+// copy() for an independent one. Buffers live on a device: host memory by default, GPU
+// memory for arrays a function returns with outputs_on_device or made by to_device();
+// to_host() copies back (reading values of a device array copies it implicitly).
 #pragma once
+#include <theon/device.hpp>
 #include <theon/dtype.hpp>
 
 #include <cstdint>
@@ -18,6 +21,10 @@
 #include <vector>
 
 namespace theon {
+
+namespace detail {
+struct ArrayAccess;  // the executor's hook to reuse an Array's shape storage (src/exec/executor.cpp)
+}
 
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
@@ -33,17 +40,20 @@ class Buffer {
  public:
   /// 64-byte aligned host memory, uninitialised.
   static std::shared_ptr<Buffer> allocate_host(size_t bytes);
-  Buffer(void* data, size_t bytes, void (*deleter)(void*)) : data_(data), bytes_(bytes), deleter_(deleter) {}
+  Buffer(void* data, size_t bytes, void (*deleter)(void*), Device device = Device::cpu())
+      : data_(data), bytes_(bytes), deleter_(deleter), device_(device) {}
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
 
  private:
   void* data_;
   size_t bytes_;
   void (*deleter_)(void*);
+  Device device_;
 };
 
 class Array {
@@ -78,8 +88,14 @@ class Array {
   size_t nbytes() const { return static_cast<size_t>(size()) * itemsize(dtype_); }
   bool is_contiguous() const;
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  /// Where the data lives (the CPU for arrays without a buffer).
+  Device device() const { return buffer_ ? buffer_->device() : Device::cpu(); }
+  bool on_host() const { return device().is_cpu(); }
+  /// A host array with the same values (this array when already on the host); waits for
+  /// the device work that produces it.
+  Array to_host() const;
 
-  /// Pointer to element 0 of the view (host arrays only).
+  /// Pointer to element 0 of the view (a device pointer for device arrays).
   void* data() const;
   template <class T> T* data() const { return static_cast<T*>(data()); }
 
@@ -104,6 +120,7 @@ class Array {
   std::string to_string() const;
 
  private:
+  friend struct detail::ArrayAccess;
   std::shared_ptr<Buffer> buffer_;
   DType dtype_ = DType::Float32;
   Shape shape_;

@@ -1,16 +1,60 @@
 #include "exec/executor.hpp"
 
+#include "util/device_ops.hpp"
+
 #include <theon/error.hpp>
 
 #include <algorithm>
 
 namespace theon::detail {
 
+// Befriended by Array (include/theon/array.hpp): lets the executor empty an Array while
+// keeping its shape/stride vectors' storage, and refill it in place. Copy-assigning into
+// such an Array then allocates nothing, which is most of what a warm call used to spend.
+struct ArrayAccess {
+  static void drop(Array& a) { a.buffer_.reset(); }
+  static std::shared_ptr<Buffer> take_buffer(Array& a) { return std::move(a.buffer_); }
+  /// `a` becomes a contiguous array of `shape` and `dtype` on `buf` (as Array's constructor
+  /// with contiguous_strides(shape), without allocating when `a` had the rank before).
+  static void assign_contiguous(Array& a, std::shared_ptr<Buffer> buf, DType dtype, const Shape& shape) {
+    a.buffer_ = std::move(buf);
+    a.dtype_ = dtype;
+    a.shape_ = shape;
+    a.strides_.resize(shape.size());
+    int64_t acc = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      a.strides_[d] = acc;
+      acc *= std::max<int64_t>(shape[d], 1);
+    }
+    a.offset_ = 0;
+  }
+};
+
 Array BufferPool::allocate(const Shape& shape, DType dtype) {
-  const size_t bytes = static_cast<size_t>(shape_size(shape)) * itemsize(dtype);
+  Array a;
+  allocate_into(a, shape, dtype);
+  return a;
+}
+
+void BufferPool::allocate_into(Array& dst, const Shape& shape, DType dtype, Device device) {
+  ArrayAccess::assign_contiguous(dst, take(static_cast<size_t>(shape_size(shape)) * itemsize(dtype), device), dtype,
+                                 shape);
+}
+
+std::shared_ptr<Buffer> BufferPool::take(size_t bytes, Device device) {
   std::shared_ptr<Buffer> buf;
+  if (device.is_cuda()) {
+    // Device memory: the device's caching allocator reuses blocks (in stream order).
+    buf = require_device_ops("executor").allocate(device, bytes);
+    ++stats_.allocated;
+    owned_.push_back(buf.get());
+    live_bytes_ += buf->bytes();
+    stats_.peak_bytes = std::max(stats_.peak_bytes, live_bytes_);
+    return buf;
+  }
   // Reuse a free buffer of at least the size, but not a much larger one.
-  auto it = free_.lower_bound(bytes);
+  auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
+                             [](const auto& e, size_t b) { return e.first < b; });
   if (it != free_.end() && it->first <= bytes * 2 + 64) {
     buf = std::move(it->second);
     free_bytes_ -= it->first;
@@ -20,20 +64,32 @@ Array BufferPool::allocate(const Shape& shape, DType dtype) {
     buf = Buffer::allocate_host(bytes);
     ++stats_.allocated;
   }
-  owned_.insert(buf.get());
+  owned_.push_back(buf.get());
   live_bytes_ += buf->bytes();
   stats_.peak_bytes = std::max(stats_.peak_bytes, live_bytes_);
-  return Array(std::move(buf), dtype, shape, contiguous_strides(shape));
+  return buf;
+}
+
+bool BufferPool::owned(const Array& a) const {
+  return a.buffer() && std::find(owned_.begin(), owned_.end(), a.buffer().get()) != owned_.end();
 }
 
 void BufferPool::recycle(Array& a) {
   const std::shared_ptr<Buffer>& buf = a.buffer();
-  if (!buf || buf.use_count() != 1 || !owned_.count(buf.get())) return;
-  owned_.erase(buf.get());
-  live_bytes_ -= buf->bytes();
-  free_bytes_ += buf->bytes();
-  free_.emplace(buf->bytes(), buf);
-  a = Array();
+  if (!buf || buf.use_count() != 1) return;
+  auto own = std::find(owned_.begin(), owned_.end(), buf.get());
+  if (own == owned_.end()) return;
+  *own = owned_.back();
+  owned_.pop_back();
+  const size_t bytes = buf->bytes();
+  live_bytes_ -= bytes;
+  if (buf->device().is_cuda()) {  // back to the device's caching allocator
+    ArrayAccess::drop(a);
+    return;
+  }
+  free_bytes_ += bytes;
+  auto at = std::upper_bound(free_.begin(), free_.end(), bytes, [](size_t b, const auto& e) { return b < e.first; });
+  free_.insert(at, {bytes, ArrayAccess::take_buffer(a)});
 }
 
 namespace {
@@ -59,27 +115,49 @@ bool can_overwrite(const BufferPool& pool, const compile::Thunk& th, int slot, c
   return a.buffer().use_count() == holders;
 }
 
+// Sizes `state` for `program` (once per state: a state serves one Program).
+void prepare_state(const compile::Program& program, ExecState& state) {
+  if (state.ins.size() == program.thunks.size() && state.slots.size() == static_cast<size_t>(program.num_slots))
+    return;
+  state.slots.assign(program.num_slots, Array());
+  state.ins.resize(program.thunks.size());
+  state.outs.resize(program.thunks.size());
+  state.transfer_bytes.assign(program.thunks.size(), 0);
+  for (size_t t = 0; t < program.thunks.size(); ++t) {
+    state.ins[t].assign(program.thunks[t].inputs.size(), Array());
+    state.outs[t].assign(program.thunks[t].outputs.size(), Array());
+  }
+}
+
 }  // namespace
 
 std::vector<Array> execute(const compile::Program& program, ExecState& state, const std::vector<Array>& inputs,
                            const std::string& function_label) {
-  auto& slots = state.slots;
-  slots.assign(program.num_slots, Array());
+  prepare_state(program, state);
+  auto& slots = state.slots;  // every slot is empty (no buffer) between calls
   for (size_t i = 0; i < program.input_slots.size(); ++i) slots[program.input_slots[i]] = inputs[i];
-  for (auto& [slot, var] : program.leaves)
+  for (size_t k = 0; k < program.leaves.size(); ++k) {
+    const auto& [slot, var] = program.leaves[k];
+    if (k < program.leaf_values.size() && program.leaf_values[k].defined()) {
+      slots[slot] = program.leaf_values[k];  // a constant copied to its device at compile time
+      continue;
+    }
     slots[slot] = var->kind == graph::VarKind::Constant ? var->constant : var->storage->get();
+    // A shared variable moved to another device since compilation: copied per call.
+    if (k < program.leaf_device.size() && slots[slot].defined() && slots[slot].device() != program.leaf_device[k])
+      slots[slot] = to_device(slots[slot], program.leaf_device[k]);
+  }
 
   state.pool.begin_call();
-  std::vector<Array> ins, outs;
-  std::vector<int> overwritten;
+  auto& overwritten = state.overwritten;
   for (size_t t = 0; t < program.thunks.size(); ++t) {
     const compile::Thunk& th = program.thunks[t];
     const graph::Apply& node = *th.node;
-    ins.clear();
-    for (int s : th.inputs) ins.push_back(slots[s]);
+    std::vector<Array>& ins = state.ins[t];
+    std::vector<Array>& outs = state.outs[t];  // empty (no buffers) here
+    for (size_t k = 0; k < ins.size(); ++k) ins[k] = slots[th.inputs[k]];
     try {
       std::vector<Shape> shapes = node.op().infer_shape(node, ins);
-      outs.assign(th.outputs.size(), Array());
       overwritten.clear();
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (th.output_is_view[o]) continue;
@@ -92,36 +170,38 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
           const int s = th.inputs[i];
           if (same && std::find(overwritten.begin(), overwritten.end(), s) == overwritten.end() &&
               can_overwrite(state.pool, th, s, ins[i], shapes[o], dtype)) {
-            outs[o] = Array(ins[i].buffer(), dtype, shapes[o], contiguous_strides(shapes[o]));
+            ArrayAccess::assign_contiguous(outs[o], ins[i].buffer(), dtype, shapes[o]);
             overwritten.push_back(s);
             state.pool.count_inplace();
             continue;
           }
         }
-        outs[o] = state.pool.allocate(shapes[o], dtype);
+        state.pool.allocate_into(outs[o], shapes[o], dtype, th.dev);
       }
       th.kernel->run(nullptr, node, ins, outs);
+      if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (!outs[o].defined() || outs[o].shape() != shapes[o])
           throw InternalError(node.describe() + ": kernel '" + th.kernel->name() + "' produced output " +
                               std::to_string(o) + " with shape " +
                               (outs[o].defined() ? shape_str(outs[o].shape()) : "<none>") + ", expected " +
                               shape_str(shapes[o]));
-        slots[th.outputs[o]] = std::move(outs[o]);
+        std::swap(slots[th.outputs[o]], outs[o]);  // the slot was empty: `outs[o]` is empty again
       }
     } catch (Error& e) {
       e.add_context("in node " + std::to_string(t) + " of " + function_label + ": " + node.describe() +
                     " on " + th.device + "; input shapes: " + input_shapes(node, ins));
       throw;
     }
-    ins.clear();
-    for (int s : overwritten) slots[s] = Array();  // dead; its buffer now lives in the output slot
+    for (Array& a : ins) ArrayAccess::drop(a);
+    for (int s : overwritten) ArrayAccess::drop(slots[s]);  // dead; its buffer now lives in the output slot
     overwritten.clear();
     for (int s : th.release) state.pool.recycle(slots[s]);
   }
   std::vector<Array> results;
+  results.reserve(program.output_slots.size());
   for (int s : program.output_slots) results.push_back(slots[s]);
-  slots.assign(program.num_slots, Array());
+  for (Array& a : slots) ArrayAccess::drop(a);
   return results;
 }
 

@@ -1,6 +1,7 @@
 #include "exec/function_impl.hpp"
 
 #include "graph/print.hpp"
+#include "util/device_ops.hpp"
 
 #include <theon/config.hpp>
 #include <theon/error.hpp>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <shared_mutex>
 #include <sstream>
+#include <string_view>
 #include <unordered_set>
 
 namespace theon::detail {
@@ -28,11 +30,33 @@ std::string names_of(const std::vector<graph::VarPtr>& vars) {
   return s;
 }
 
+Array pinned_host_copy(const Array& a) {
+  DeviceOps& ops = require_device_ops("copy of an output to the host");
+  if (!a.is_contiguous()) return a.to_host();
+  Array host(ops.allocate_pinned(a.nbytes()), a.dtype(), a.shape(), contiguous_strides(a.shape()));
+  if (a.size()) ops.copy(host.data(), Device::cpu(), a.data(), a.device(), a.nbytes());  // async: pinned
+  return host;
+}
+
+Array device_copy(const Array& a) {
+  DeviceOps& ops = require_device_ops("copy of a device output");
+  Array out(ops.allocate(a.device(), a.nbytes()), a.dtype(), a.shape(), contiguous_strides(a.shape()));
+  copy_array(a, out);
+  return out;
+}
+
+void synchronize_device(Device device) {
+  if (device.is_cuda()) require_device_ops("synchronize").synchronize(device);
+}
+
 }  // namespace
 
 FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
                            const FunctionOptions& options)
-    : name_(options.name), allow_input_downcast_(options.allow_input_downcast) {
+    : name_(options.name),
+      label_(name_.empty() ? "function" : "function '" + name_ + "'"),
+      allow_input_downcast_(options.allow_input_downcast),
+      outputs_on_device_(options.outputs_on_device) {
   const Config& cfg = config();  // read now, when the function is compiled
   lower_options_.mode = canonical_mode(options.mode.empty() ? cfg.mode : options.mode);
   lower_options_.device = cfg.device;
@@ -40,6 +64,8 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.optimizer_including = cfg.optimizer_including;
   lower_options_.optimizer_excluding = cfg.optimizer_excluding;
   lower_options_.function_name = name_;
+  check_device_errors_ = cfg.check_device_errors;
+  Device::parse(lower_options_.device);  // a bad device name fails now, quoting it
   if (lower_options_.device != "cpu") {
     // No silent fallback: the user hears about an unavailable device now, not at a call.
     backends::Support cuda = backends::cuda_available();
@@ -102,55 +128,129 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
         std::cerr << "theon: warning: " << msg << "\n";
       }
   }
+  // On a GPU, place now: nodes that cannot run there are reported when the function is
+  // compiled (on_fallback), not at its first call.
+  if (lower_options_.device != "cpu" && lower_options_.fallback_reason.empty()) program_for(generic_inputs());
 }
 
-std::vector<Array> FunctionImpl::check_inputs(const std::vector<Array>& given) const {
+void FunctionImpl::report_fallbacks(const compile::Program& program) {
+  if (program.num_fallbacks == 0 || lower_options_.on_fallback == "ignore") return;
+  std::string list;
+  for (auto& note : program.fallback_notes) list += "\n  - " + note;
+  const std::string what = label() + " asked for device=" + lower_options_.device + " but " +
+                           std::to_string(program.num_fallbacks) + " node(s) cannot run there:" + list;
+  if (lower_options_.on_fallback == "raise")
+    throw DeviceError(what + "\n(set on_fallback=warn to run them on the CPU instead)");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fallback_reported_) return;
+    fallback_reported_ = true;
+  }
+  std::cerr << "theon: warning: " << what << "\n(they run on the CPU, with transfers shown by explain())\n";
+}
+
+// The checks run on every call, so the passing path builds no strings; input_error()
+// re-checks input `i` and throws the message naming what is wrong.
+const std::vector<Array>& FunctionImpl::bind_inputs(const std::vector<Array>& given,
+                                                    std::vector<Array>& converted) const {
   if (given.size() != inputs_.size())
     throw TypeError(label() + ": expected " + std::to_string(inputs_.size()) + " input(s) (" + names_of(inputs_) +
                     "), got " + std::to_string(given.size()));
-  std::vector<Array> bound;
   for (size_t i = 0; i < given.size(); ++i) {
     const graph::TensorType& t = inputs_[i]->type;
-    const std::string what = label() + ", input " + std::to_string(i) + " ('" + inputs_[i]->label() + "', " +
-                              t.str() + ")";
     const Array& a = given[i];
-    if (!a.defined()) throw ValueError(what + ": got an undefined Array");
-    if (a.ndim() != t.ndim())
-      throw TypeError(what + ": expected rank " + std::to_string(t.ndim()) + ", got an array of shape " +
-                      shape_str(a.shape()));
-    if (!t.accepts(a.shape()))
-      throw ShapeError(what + ": static shape does not accept an array of shape " + shape_str(a.shape()));
+    if (!a.defined() || a.ndim() != t.ndim() || !t.accepts(a.shape())) input_error(given, i);
     if (a.dtype() == t.dtype) {
-      bound.push_back(a);
-    } else if (can_cast_safely(a.dtype(), t.dtype) || allow_input_downcast_) {
-      bound.push_back(a.astype(t.dtype));
-    } else {
-      throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array; converting it to " +
-                      std::string(dtype_name(t.dtype)) +
-                      " could lose information (cast it first, or set allow_input_downcast)");
+      if (!converted.empty()) converted.push_back(a);
+      continue;
     }
+    if (!can_cast_safely(a.dtype(), t.dtype) && !allow_input_downcast_) input_error(given, i);
+    if (converted.empty()) converted.assign(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(i));
+    converted.push_back(a.astype(t.dtype));
   }
-  return bound;
+  return converted.empty() ? given : converted;
 }
 
-FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs) {
-  std::string key;
-  for (auto& a : inputs) {
-    for (int64_t n : a.shape()) key += n == 1 ? '1' : '.';
-    key += '|';
+void FunctionImpl::input_error(const std::vector<Array>& given, size_t i) const {
+  const graph::TensorType& t = inputs_[i]->type;
+  const std::string what = label() + ", input " + std::to_string(i) + " ('" + inputs_[i]->label() + "', " +
+                           t.str() + ")";
+  const Array& a = given[i];
+  if (!a.defined()) throw ValueError(what + ": got an undefined Array");
+  if (a.ndim() != t.ndim())
+    throw TypeError(what + ": expected rank " + std::to_string(t.ndim()) + ", got an array of shape " +
+                    shape_str(a.shape()));
+  if (!t.accepts(a.shape()))
+    throw ShapeError(what + ": static shape does not accept an array of shape " + shape_str(a.shape()));
+  throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array; converting it to " +
+                  std::string(dtype_name(t.dtype)) +
+                  " could lose information (cast it first, or set allow_input_downcast)");
+}
+
+namespace {
+
+// The Program cache key (see programs_): per input one char per dim, '1' where it has size
+// 1, '.' otherwise, then '|'. Made on every call, so in a stack buffer unless very long.
+class SignatureKey {
+ public:
+  explicit SignatureKey(const std::vector<Array>& inputs) {
+    size_t n = 0;
+    for (auto& a : inputs) n += a.shape().size() + 2;
+    char* p = inline_;
+    if (n > sizeof inline_) {
+      heap_.resize(n);
+      p = heap_.data();
+    }
+    view_ = std::string_view(p, n);
+    for (auto& a : inputs) {
+      for (int64_t d : a.shape()) *p++ = d == 1 ? '1' : '.';
+      // Where the input lives: 'h' (host) or the CUDA device index as a letter from 'A'.
+      const Device dev = a.device();
+      *p++ = dev.is_cpu() ? 'h' : static_cast<char>('A' + dev.index);
+      *p++ = '|';
+    }
   }
+  SignatureKey(const SignatureKey&) = delete;
+  SignatureKey& operator=(const SignatureKey&) = delete;
+  std::string_view view() const { return view_; }
+
+ private:
+  char inline_[128];
+  std::string heap_;
+  std::string_view view_;
+};
+
+}  // namespace
+
+FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs, std::unique_ptr<ExecState>* state) {
+  const SignatureKey key(inputs);
+  auto take_idle = [&](Entry& e) -> Entry& {  // under mutex_
+    if (state && !e.idle.empty()) {
+      *state = std::move(e.idle.back());
+      e.idle.pop_back();
+    }
+    return e;
+  };
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
+    auto it = programs_.find(key.view());
+    if (it != programs_.end()) return take_idle(it->second);
   }
   // Compile outside the lock: other signatures keep running meanwhile.
   auto fgraph = std::make_shared<graph::FunctionGraph>(inputs_, outputs_, givens_);
-  auto program = compile::lower(fgraph, lower_options_);
+  compile::LowerOptions options = lower_options_;
+  for (auto& a : inputs) options.input_devices.push_back(a.device());
+  auto program = compile::lower(fgraph, options);
+  report_fallbacks(*program);
+  const bool reads_shared = std::any_of(program->leaves.begin(), program->leaves.end(),
+                                        [](auto& leaf) { return leaf.second->kind == graph::VarKind::Shared; });
   std::lock_guard<std::mutex> lock(mutex_);
-  auto [it, inserted] = programs_.try_emplace(key);
-  if (inserted) it->second.program = program;
-  return it->second;
+  auto [it, inserted] = programs_.try_emplace(std::string(key.view()));
+  if (inserted) {
+    it->second.program = program;
+    it->second.reads_shared = reads_shared;
+  }
+  return take_idle(it->second);
 }
 
 size_t FunctionImpl::num_programs() {
@@ -159,39 +259,54 @@ size_t FunctionImpl::num_programs() {
 }
 
 std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
-  std::vector<Array> inputs = check_inputs(given);
-  Entry& entry = program_for(inputs);
+  std::vector<Array> converted;
+  const std::vector<Array>& inputs = bind_inputs(given, converted);
   std::unique_ptr<ExecState> state;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!entry.idle.empty()) {
-      state = std::move(entry.idle.back());
-      entry.idle.pop_back();
-    }
-  }
+  Entry& entry = program_for(inputs, &state);
   if (!state) state = std::make_unique<ExecState>();
 
   std::vector<Array> results;
   try {
-    std::shared_lock<std::shared_mutex> read(commit_lock());
+    // Only a program that loads shared values needs the commit lock (see commit_lock()).
+    std::shared_lock<std::shared_mutex> read(commit_lock(), std::defer_lock);
+    if (entry.reads_shared) read.lock();
     results = execute(*entry.program, *state, inputs, label());
   } catch (...) {
     state->pool.end_call();
-    throw;  // nothing was committed: shared variables are unchanged
+    throw;  // nothing was committed: shared variables are unchanged; the state is dropped
   }
   // Hand out only buffers this call made, each once: outputs never alias internal
-  // buffers, inputs, constants or shared values.
-  std::vector<const Buffer*> handed;
-  for (auto& r : results) {
-    bool seen = std::find(handed.begin(), handed.end(), r.buffer().get()) != handed.end();
-    if (seen || !state->pool.owned(r)) r = r.copy();
-    handed.push_back(r.buffer().get());
+  // buffers, inputs, constants or shared values. (results[0..i) hold the buffers handed
+  // out so far; outputs are few, so a quadratic scan beats a set.)
+  // Device results: user outputs go to the host (unless outputs_on_device) as async copies
+  // into pinned blocks, issued after all of the call's device work and waited for once.
+  try {
+    for (size_t i = 0; i < results.size(); ++i) {
+      Array& r = results[i];
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = results[j].buffer() == r.buffer();
+      if (!r.on_host()) {
+        if (i < num_user_outputs_ && !outputs_on_device_) r = pinned_host_copy(r);
+        else if (seen || !state->pool.owned(r)) r = device_copy(r);
+        continue;
+      }
+      if (seen || !state->pool.owned(r)) r = r.copy();
+    }
+    // One wait: for the host copies, and (check_device_errors) so that an error the device
+    // finds surfaces before updates commit.
+    const compile::Program& program = *entry.program;
+    if (program.device_work && (!outputs_on_device_ || check_device_errors_ || !update_targets_.empty()))
+      synchronize_device(Device::parse(program.device));
+  } catch (...) {
+    state->pool.end_call();
+    throw;  // nothing was committed
   }
   state->pool.end_call();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     entry.last = state->pool.stats();
     entry.called = true;
+    if (entry.program->device_work) entry.transfer_bytes = state->transfer_bytes;
     last_memory_ = entry.last;
     entry.idle.push_back(std::move(state));
   }
@@ -209,7 +324,8 @@ std::optional<MemoryStats> FunctionImpl::memory_report() {
 }
 
 std::optional<MemoryStats> FunctionImpl::memory_report(const std::vector<Array>& inputs) {
-  Entry& entry = program_for(check_inputs(inputs));
+  std::vector<Array> converted;
+  Entry& entry = program_for(bind_inputs(inputs, converted));
   std::lock_guard<std::mutex> lock(mutex_);
   if (!entry.called) return std::nullopt;
   return entry.last;
@@ -226,23 +342,61 @@ std::vector<Array> FunctionImpl::generic_inputs() const {
 }
 
 std::string FunctionImpl::explain() {
-  auto program = program_for(generic_inputs()).program;
+  Entry& entry = program_for(generic_inputs());
+  auto program = entry.program;
+  std::vector<size_t> bytes;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bytes = entry.transfer_bytes;
+  }
   std::ostringstream os;
-  os << label() << ": " << program->thunks.size() << " nodes on " << program->device << ", mode "
-     << lower_options_.mode << ", " << num_programs() << " compiled program(s)\n";
+  int on_device = 0, transfers = 0;
+  for (auto& t : program->thunks) {
+    on_device += t.dev.is_cuda() && !t.is_transfer;
+    transfers += t.is_transfer;
+  }
+  const size_t computing = program->thunks.size() - static_cast<size_t>(transfers);
+  os << label() << ": " << computing << " nodes";
+  if (program->device == "cpu") os << " on cpu";
+  else os << ", " << on_device << " on " << program->device << ", " << computing - on_device << " on cpu";
+  os << ", mode " << lower_options_.mode << ", " << num_programs() << " compiled program(s)\n";
   for (auto& note : program->fallback_notes) os << "  fallback: " << note << "\n";
   for (size_t i = 0; i < program->thunks.size(); ++i) {
     auto& t = program->thunks[i];
     os << "  " << i << "  " << t.node->describe() << " -> " << t.node->output_raw(0)->type.str() << "  [" << t.device
        << ", kernel " << t.kernel->name() << "] " << t.reason << "\n";
   }
-  os << "  transfers: none\n";
+  if (transfers == 0) {
+    os << "  transfers: none\n";
+  } else {
+    os << "  transfers: " << transfers << " per call\n";
+    for (size_t i = 0; i < program->thunks.size(); ++i) {
+      auto& t = program->thunks[i];
+      if (!t.is_transfer) continue;
+      const auto* from = t.node->input(0).get();
+      os << "    " << i << "  " << from->label() << " -> " << t.device << ": ";
+      if (i < bytes.size() && entry.called) os << bytes[i] << " bytes in the last call\n";
+      else os << from->type.str() << " (no call yet)\n";
+    }
+  }
+  if (program->device_work) {
+    size_t to_host = 0;
+    for (size_t o = 0; o < num_user_outputs_; ++o) to_host += program->slot_device[program->output_slots[o]].is_cuda();
+    os << "  outputs: " << (outputs_on_device_ ? "kept on the device" : std::to_string(to_host) +
+                                                                             " copied to the host after the call's device work, one wait")
+       << "\n";
+  }
   if (auto m = memory_report())
     os << "  memory: peak " << m->peak_bytes << " bytes in the last call, " << m->reused << " buffers reused, "
        << m->allocated << " allocated, " << m->inplace << " inplace (" << program->num_inplace
        << " node(s) planned inplace)\n";
   else
     os << "  memory: no call yet (" << program->num_inplace << " node(s) planned inplace)\n";
+  if (program->device != "cpu" && cuda_status().ok) {
+    const DeviceMemoryStats d = memory_stats(Device::parse(program->device));
+    os << "  device memory (" << program->device << "): " << d.in_use << " bytes in use, " << d.cached << " cached, peak "
+       << d.peak << "\n";
+  }
   for (auto& p : program->passes) os << "  pass " << p.name << (p.changed ? " (changed)" : "") << "\n";
   return os.str();
 }

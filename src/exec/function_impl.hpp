@@ -29,8 +29,10 @@ class FunctionImpl {
   const std::string& name() const { return name_; }
   struct Entry {
     std::shared_ptr<compile::Program> program;
+    bool reads_shared = false;                     // loads a shared variable (takes the commit lock)
     std::vector<std::unique_ptr<ExecState>> idle;  // execution states not in use (guarded by mutex_)
     MemoryStats last;                              // the last successful call of this program
+    std::vector<size_t> transfer_bytes;            // per thunk: bytes a Transfer moved in the last call
     bool called = false;
   };
   /// The memory plan's report of the last successful call (of any program of this function);
@@ -39,27 +41,38 @@ class FunctionImpl {
   /// The same for the program of inputs with these shapes (nullopt if it never ran).
   std::optional<MemoryStats> memory_report(const std::vector<Array>& inputs);
   /// The program for inputs with these shapes (compiled on first use). Entries are never
-  /// removed, so the reference stays valid.
-  Entry& program_for(const std::vector<Array>& inputs);
+  /// removed, so the reference stays valid. With `state`, also takes an idle ExecState of
+  /// the entry (under the same lock), leaving it null when there is none.
+  Entry& program_for(const std::vector<Array>& inputs, std::unique_ptr<ExecState>* state = nullptr);
   size_t num_programs();
 
  private:
-  std::string label() const { return name_.empty() ? "function" : "function '" + name_ + "'"; }
-  std::vector<Array> check_inputs(const std::vector<Array>& inputs) const;
+  const std::string& label() const { return label_; }
+  /// Applies on_fallback to a program with nodes that could not run on the requested device.
+  void report_fallbacks(const compile::Program& program);
+  /// Checks the inputs (count, rank, static dims, dtype) and returns the arrays to bind:
+  /// `given` itself when every dtype matches (no copy), else `converted`, filled with the
+  /// cast ones.
+  const std::vector<Array>& bind_inputs(const std::vector<Array>& given, std::vector<Array>& converted) const;
+  [[noreturn]] void input_error(const std::vector<Array>& given, size_t i) const;
   /// Placeholder arrays (no data) with the inputs' static shapes, for explain()/debugprint().
   std::vector<Array> generic_inputs() const;
 
   std::string name_;
+  std::string label_;                        // "function 'name'" for messages, made once
   std::vector<graph::VarPtr> inputs_;        // the user's variables (names, types)
   std::vector<graph::VarPtr> outputs_;       // user outputs then update values
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> givens_;
   size_t num_user_outputs_ = 0;
   std::vector<std::shared_ptr<graph::SharedStorage>> update_targets_;
   bool allow_input_downcast_ = false;
+  bool outputs_on_device_ = false;
+  bool check_device_errors_ = true;
+  bool fallback_reported_ = false;  // guarded by mutex_: on_fallback=warn warns once per function
   compile::LowerOptions lower_options_;
 
   std::mutex mutex_;
-  std::map<std::string, Entry> programs_;  // key: which input dims have size 1
+  std::map<std::string, Entry, std::less<>> programs_;  // key: which input dims have size 1
   std::optional<MemoryStats> last_memory_;  // guarded by mutex_
 };
 

@@ -5,11 +5,17 @@
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
+#include <sanitizer/asan_interface.h>  // ASAN_(UN)POISON_MEMORY_REGION: no-ops without ASan
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <numeric>
 #include <ostream>
 #include <sstream>
@@ -36,11 +42,107 @@ Strides contiguous_strides(const Shape& shape) {
   return s;
 }
 
+namespace {
+
+// Large host blocks are recycled process-wide. malloc serves them with a fresh mmap and
+// munmaps them on free, so without this every call of a function with a large output
+// page-faults on all of it and the kernel zeroes it (W5's 64 MiB output, with transparent
+// huge pages: ~550 faults and 7-12 ms of system time per call; 18 faults and ~1 ms with).
+// A block of at least kLargeBlock bytes goes back to this cache when the last Array viewing
+// it dies (an output the user dropped, a pool's buffer) and the next allocation of the same
+// rounded size takes it, already faulted in. Bounded: at most kCacheBytes held, the oldest
+// block freed first; a block never returns to a caller while any Array still views it, so
+// outputs still never alias anything live. Each block starts with a kHeader-byte header
+// holding its size (Buffer's deleter is a plain function pointer).
+constexpr size_t kLargeBlock = size_t{1} << 20;
+constexpr size_t kLargeRound = size_t{64} << 10;  // sizes within 64 KiB share blocks
+constexpr size_t kCacheBytes = size_t{256} << 20;
+constexpr size_t kHeader = 64;  // keeps the data 64-byte aligned
+
+class LargeBlockCache {
+ public:
+  // A cached block of exactly `size` bytes (the newest: likeliest still in cache/TLB), or nullptr.
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = blocks_.size(); i-- > 0;)
+      if (blocks_[i].first == size) {
+        void* block = blocks_[i].second;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        bytes_ -= size;
+        ASAN_UNPOISON_MEMORY_REGION(block, size);
+        return block;
+      }
+    return nullptr;
+  }
+  void give(void* block, size_t size) {
+    std::vector<std::pair<size_t, void*>> evicted;  // freed outside the lock
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (size > kCacheBytes) {
+        evicted.push_back({size, block});
+      } else {
+        while (bytes_ + size > kCacheBytes) {
+          evicted.push_back(blocks_.front());
+          bytes_ -= blocks_.front().first;
+          blocks_.pop_front();
+        }
+        ASAN_POISON_MEMORY_REGION(block, size);  // a use after release is still caught
+        blocks_.push_back({size, block});
+        bytes_ += size;
+      }
+    }
+    for (auto& [n, p] : evicted) {
+      ASAN_UNPOISON_MEMORY_REGION(p, n);
+      std::free(p);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::pair<size_t, void*>> blocks_;  // (block bytes incl. header, block), oldest first
+  size_t bytes_ = 0;
+};
+
+LargeBlockCache& large_blocks() {
+  static auto* cache = new LargeBlockCache;  // never destroyed: Buffers may die during static destruction
+  return *cache;
+}
+
+void release_large_block(void* data) {
+  void* block = static_cast<char*>(data) - kHeader;
+  size_t size;
+  std::memcpy(&size, block, sizeof size);
+  large_blocks().give(block, size);
+}
+
+void release_small_block(void* data) {
+  void* base;
+  std::memcpy(&base, static_cast<char*>(data) - sizeof base, sizeof base);
+  std::free(base);
+}
+
+}  // namespace
+
 std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
-  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
-  return std::make_shared<Buffer>(p, bytes, &std::free);
+  if (bytes >= kLargeBlock) {
+    const size_t size = (bytes + kHeader + kLargeRound - 1) / kLargeRound * kLargeRound;
+    void* block = large_blocks().take(size);
+    if (!block) block = std::aligned_alloc(64, size);
+    if (!block) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+    std::memcpy(block, &size, sizeof size);
+    return std::make_shared<Buffer>(static_cast<char*>(block) + kHeader, bytes, &release_large_block);
+  }
+  // Small blocks: malloc and align by hand (glibc's aligned_alloc costs several times a
+  // malloc, which showed in the per-call overhead); the block's start is kept just below
+  // the data. malloc's 16-byte alignment puts the data 16..64 bytes in.
+  static_assert(alignof(std::max_align_t) >= 16);
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* base = std::malloc(rounded + 64);
+  if (!base) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  const auto addr = (reinterpret_cast<std::uintptr_t>(base) + sizeof(void*) + 63) & ~std::uintptr_t{63};
+  char* data = static_cast<char*>(base) + (addr - reinterpret_cast<std::uintptr_t>(base));
+  std::memcpy(data - sizeof base, &base, sizeof base);
+  return std::make_shared<Buffer>(data, bytes, &release_small_block);
 }
 
 Buffer::~Buffer() {
@@ -194,6 +296,7 @@ void copy_into_contiguous(const Array& src, Array& dst) {
 
 template <class T>
 std::vector<T> Array::to_vector() const {
+  if (!on_host()) return to_host().to_vector<T>();
   Array c = (dtype_ == dtype_of<T>() && is_contiguous()) ? *this : astype(dtype_of<T>());
   const T* p = c.data<T>();
   return std::vector<T>(p, p + c.size());
@@ -202,6 +305,7 @@ std::vector<T> Array::to_vector() const {
 double Array::item(int64_t index) const {
   if (index < 0 || index >= size())
     throw IndexError("Array::item: index " + std::to_string(index) + " out of range for size " + std::to_string(size()));
+  if (!on_host()) return to_host().item(index);
   int64_t off = 0, rest = index;
   for (int d = ndim() - 1; d >= 0; --d) {
     off += (rest % shape_[d]) * strides_[d];
@@ -213,6 +317,7 @@ double Array::item(int64_t index) const {
 Array Array::copy() const { return astype(dtype_); }
 
 Array Array::astype(DType dtype) const {
+  if (!on_host()) return to_device(to_host().astype(dtype), device());  // device-side casts run as graph ops
   Array out = empty(shape_, dtype);
   copy_into_contiguous(*this, out);
   return out;
