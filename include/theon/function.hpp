@@ -33,6 +33,10 @@ struct FunctionOptions {
   std::string name = "";
   std::string on_unused_input = "raise";  // raise | warn | ignore
   bool allow_input_downcast = false;      // accept lossy casts of inputs
+  /// On a GPU: return outputs as device arrays (no copy to the host; Array::to_host()
+  /// copies when needed). Host outputs are otherwise copied after all of a call's GPU
+  /// work, into pinned blocks, and waited for once.
+  bool outputs_on_device = false;
 };
 
 /// One node of a compiled program, as explain() prints it.
@@ -40,7 +44,7 @@ struct NodeInfo {
   std::string op;                   // "Elemwise{add}", "Dot", "Composite{...}"
   std::vector<std::string> inputs;  // the inputs' labels (user names where there are)
   std::string output_type;          // "float32 (?, 5)" (first output)
-  std::string device;               // "cpu", later "cuda0", ...
+  std::string device;               // "cpu", "cuda0", ...
   std::string kernel;               // "reference", "onednn/cblas", "fused_cpu", ...
   std::string reason;               // why it runs there
 };

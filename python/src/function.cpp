@@ -1,5 +1,7 @@
 // function() and Function calls: NumPy in (zero-copy), NumPy out (zero-copy), the GIL
-// released while the compiled program runs.
+// released while the compiled program runs. Device arrays (theon.DeviceArray, CUDA DLPack
+// arrays) go in without a copy; device outputs (outputs_on_device on a GPU) come out as
+// theon.DeviceArray.
 #include "bindings.hpp"
 
 #include <nanobind/stl/pair.h>
@@ -21,7 +23,7 @@ void init_function(nb::module_& m) {
       .def("__call__", [](const Function& f, const std::vector<nb::object>& args) {
         std::vector<Array> inputs;
         inputs.reserve(args.size());
-        for (const nb::object& a : args) inputs.push_back(to_array(a));
+        for (const nb::object& a : args) inputs.push_back(to_any_array(a));
         std::vector<Array> outputs;
         {
           nb::gil_scoped_release release;
@@ -29,9 +31,11 @@ void init_function(nb::module_& m) {
           inputs.clear();  // drop the views of the NumPy inputs (their deleters take the GIL)
         }
         nb::list result;
-        for (const Array& a : outputs) result.append(to_numpy(a));
+        for (const Array& a : outputs) result.append(to_python(a));
         return result;
-      }, nb::arg("inputs"), "Runs the function on a list of NumPy arrays; returns a list of NumPy arrays.")
+      }, nb::arg("inputs"),
+         "Runs the function on a list of arrays (NumPy, theon.DeviceArray, CUDA DLPack arrays); returns a list "
+         "of NumPy arrays, and of theon.DeviceArray for outputs left on a device (outputs_on_device).")
       .def_prop_ro("name", &Function::name)
       .def("explain", &Function::explain)
       .def("debugprint", &Function::debugprint)
@@ -40,7 +44,8 @@ void init_function(nb::module_& m) {
   m.def("function", [](const std::vector<Var>& inputs, const std::vector<Var>& outputs,
                        const std::vector<std::pair<SharedVar, Var>>& updates,
                        const std::vector<std::pair<Var, Var>>& givens, const std::string& mode,
-                       const std::string& name, const std::string& on_unused_input, bool allow_input_downcast) {
+                       const std::string& name, const std::string& on_unused_input, bool allow_input_downcast,
+                       bool outputs_on_device) {
     FunctionOptions o;
     o.updates = updates;
     o.givens = givens;
@@ -48,9 +53,11 @@ void init_function(nb::module_& m) {
     o.name = name;
     o.on_unused_input = on_unused_input;
     o.allow_input_downcast = allow_input_downcast;
+    o.outputs_on_device = outputs_on_device;
     return function(inputs, outputs, o);
   }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("updates"), nb::arg("givens"), nb::arg("mode") = "",
-     nb::arg("name") = "", nb::arg("on_unused_input") = "raise", nb::arg("allow_input_downcast") = false);
+     nb::arg("name") = "", nb::arg("on_unused_input") = "raise", nb::arg("allow_input_downcast") = false,
+     nb::arg("outputs_on_device") = false);
 }
 
 }  // namespace theon::py

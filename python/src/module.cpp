@@ -5,6 +5,7 @@ NB_MODULE(_core, m) {
   m.doc() = "Theon's C++ core (nanobind); use the `theon` package, not this module directly.";
   theon::py::init_errors(m);
   theon::py::init_array(m);
+  theon::py::init_device(m);
   theon::py::init_var(m);
   theon::py::init_tensor(m);
   theon::py::init_function(m);

@@ -55,11 +55,21 @@ void init_var(nb::module_& m) {
 
   nb::class_<SharedVar, Var>(m, "SharedVar", "A variable with a persistent value.")
       .def("get_value", [](const SharedVar& s, bool borrow) { return to_numpy(s.get_value(borrow)); },
-           nb::arg("borrow") = false)
+           nb::arg("borrow") = false, "The value as NumPy (copied from the GPU when it lives there).")
       .def("set_value", [](SharedVar& s, nb::handle value, bool borrow) {
-        // The Array views the NumPy memory; set_value copies it unless borrow.
-        s.set_value(to_array(value), borrow);
-      }, nb::arg("value"), nb::arg("borrow") = false);
+        // The Array views the NumPy memory (or the device memory of a DeviceArray or a CUDA
+        // DLPack array); set_value copies it unless borrow.
+        Array a = to_any_array(value);
+        if (!borrow && !a.on_host()) {
+          // A device value is not to be aliased: a host copy nobody else sees, stored as is
+          // (or copied to the device where the variable lives).
+          nb::gil_scoped_release release;  // waits for the device
+          a = a.to_host();
+          borrow = true;
+        }
+        s.set_value(a, borrow);
+      }, nb::arg("value"), nb::arg("borrow") = false,
+         "A NumPy array, a theon.DeviceArray or a CUDA DLPack array; copied unless borrow=True.");
 
   m.def("shared", [](nb::handle value, const std::string& name, bool borrow, const std::string& target,
                      const std::vector<bool>& broadcastable) {

@@ -404,9 +404,23 @@ class SharedVariable(TensorVariable):
     __slots__ = ()
 
     def get_value(self, borrow=False, return_internal_type=False):
+        """The value as a NumPy array (a copy unless borrow=True; always a copy of a value that
+        lives on the GPU)."""
         return self._v.get_value(borrow)
 
     def set_value(self, value, borrow=False):
+        """A NumPy array or number, a :class:`theon.DeviceArray` or a CUDA DLPack array (torch,
+        CuPy); copied unless borrow=True. A value on the GPU stays there (or goes there when
+        the variable lives on the GPU)."""
+        from ._device import DeviceArray, _is_cuda_dlpack
+        if _is_cuda_dlpack(value):
+            from ._dlpack import from_dlpack
+            value = from_dlpack(value)  # a DeviceArray viewing it, or NoCudaDeviceError
+        if isinstance(value, DeviceArray):
+            if value.dtype.name != self.dtype and np.can_cast(value.dtype, self.dtype, "safe"):
+                value = value.astype(self.dtype)
+            self._v.set_value(value, borrow)
+            return
         a = value if isinstance(value, np.ndarray) else np.asarray(value)
         if a.dtype.name != self.dtype and np.can_cast(a.dtype, self.dtype, "safe"):
             a = a.astype(self.dtype)
@@ -434,6 +448,12 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, ta
     scalar; copied unless borrow=True)."""
     if isinstance(value, TensorVariable):
         raise TheonTypeError("shared() takes a value (a NumPy array or a number), not a symbolic variable")
+    from ._device import _is_cuda_dlpack
+    if _is_cuda_dlpack(value):  # a torch/CuPy CUDA array: through a DeviceArray (NoCudaDeviceError without a GPU)
+        from ._dlpack import from_dlpack
+        value = from_dlpack(value)
+    # A DeviceArray is copied to the host here (np.asarray); the value moves to the GPU when a
+    # function that runs there uses the variable.
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
     if a.dtype == object:
         raise TheonTypeError(f"shared(): cannot store a {type(value).__name__}")

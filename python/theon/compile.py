@@ -4,6 +4,10 @@ Inputs are NumPy arrays (viewed without a copy when their dtype is the input's o
 to it without loss), Python numbers or lists; outputs are NumPy arrays (no copy either).
 A lossy conversion is a TypeError unless allow_input_downcast=True (with None, Theano's
 default, Python floats may still be rounded to a float input's dtype).
+
+On a GPU (``config.device = 'cuda'``), inputs may also be :class:`theon.DeviceArray` objects or
+CUDA arrays of other frameworks (torch, CuPy, JAX through DLPack), taken without a copy, and
+``function(..., outputs_on_device=True)`` (a Theon extension) returns outputs as DeviceArrays.
 """
 import re
 
@@ -11,6 +15,7 @@ import numpy as np
 
 from . import _core
 from . import _dlpack
+from ._device import DeviceArray
 from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _v, as_tensor_variable
 from .errors import TheonTypeError, not_available
 
@@ -136,7 +141,7 @@ def _pairs(d, what):
 
 class Function:
     """A compiled function: ``f(*inputs)`` returns one NumPy array for a single output, a
-    list for a list of outputs."""
+    list for a list of outputs (DeviceArrays for outputs left on a GPU by outputs_on_device)."""
 
     def __init__(self, fn, ins, single, allow_input_downcast):
         self._fn = fn
@@ -169,12 +174,20 @@ class Function:
                 if self._downcast[k]:
                     a = a.astype(dt)
             return a
+        if isinstance(a, DeviceArray):  # device memory, no copy; the C++ check converts safe dtypes
+            if a.dtype != dt:
+                if self._ins[k].strict:
+                    raise TheonTypeError(f"function '{self.name}', input {k} ({self._ins[k].variable}): strict "
+                                         f"input needs dtype {dt}, got {a.dtype}")
+                if self._downcast[k]:
+                    a = a.astype(dt.name)
+            return a
         if isinstance(a, TensorVariable):
             raise TheonTypeError(f"function '{self.name}', input {k}: got a symbolic variable; functions take "
                                  "values (NumPy arrays or numbers)")
         if hasattr(a, "__dlpack__") and not isinstance(a, np.generic):
-            a = _dlpack.from_dlpack(a)  # torch/CuPy/JAX CPU arrays, without a copy
-            return self._convert(k, a)
+            a = _dlpack.from_dlpack(a)  # torch/CuPy/JAX arrays without a copy: CPU ones as NumPy, CUDA ones
+            return self._convert(k, a)  # as DeviceArray
         arr = np.asarray(a)
         if arr.dtype == object:
             raise TheonTypeError(f"function '{self.name}', input {k}: cannot convert {type(a).__name__} to {dt}")
@@ -221,8 +234,13 @@ class Function:
 
 def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_default_updates=False,
              accept_inplace=False, name=None, rebuild_strict=True, allow_input_downcast=None, profile=None,
-             on_unused_input=None):
-    """Compiles `outputs` as a function of `inputs` (Theano's theano.function)."""
+             on_unused_input=None, outputs_on_device=False):
+    """Compiles `outputs` as a function of `inputs` (Theano's theano.function).
+
+    ``outputs_on_device`` (a Theon extension, not in Theano): when the function runs on a GPU,
+    return its outputs as :class:`theon.DeviceArray` (left in GPU memory: no copy to the host;
+    ``to_host()``/``numpy.asarray()`` copy, ``__dlpack__`` hands them to torch/CuPy). Outputs
+    of a function that runs on the CPU are NumPy arrays either way."""
     if profile not in (None, False):
         raise not_available("function(profile=...)", "the profiler is a later issue (f.explain() shows what runs "
                                                       "where)")
@@ -257,7 +275,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
         ups.append((s._v, _v(v)))
     gv = [(_v(a), _v(b)) for a, b in _pairs(givens, "givens")]
     fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
-                        name or "", on_unused_input or "raise", bool(allow_input_downcast))
+                        name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device))
     f = Function(fn, ins, single, allow_input_downcast)
     f.maker.outputs = out_vars
     return f

@@ -9,6 +9,7 @@ ConfigError               ValueError: unknown config key or malformed value
 TheonIndexError           IndexError: an index out of range
 TheonNotImplementedError  NotImplementedError: not available (yet)
 DeviceError               RuntimeError: a device missing or failing
+NoCudaDeviceError         DeviceError (and NotImplementedError): a CUDA array without a usable GPU
 InternalError             RuntimeError: a bug in Theon
 TheonRuntimeError         RuntimeError: any other error from the core
 GradientError             RuntimeError: verify_grad found a wrong gradient
@@ -19,7 +20,17 @@ from ._core import (ConfigError, DeviceError, GradientError, InternalError, Shap
                     TheonValueError)
 
 __all__ = ["TheonError", "TheonTypeError", "ShapeError", "TheonValueError", "ConfigError", "TheonIndexError",
-           "TheonNotImplementedError", "DeviceError", "InternalError", "TheonRuntimeError", "GradientError"]
+           "TheonNotImplementedError", "DeviceError", "NoCudaDeviceError", "InternalError", "TheonRuntimeError",
+           "GradientError"]
+
+
+class NoCudaDeviceError(DeviceError, TheonNotImplementedError):
+    """A CUDA array was given (or a GPU asked for) but no CUDA device is usable; the message
+    says "no CUDA device available" and why (``theon.cuda_status().reason``). A DeviceError;
+    also a NotImplementedError, which is what CUDA arrays raised before Theon had a CUDA
+    backend, so handlers written then still catch it."""
+
+    __module__ = "theon.errors"
 
 
 def not_available(what, why="contexts land with the multi-GPU work"):

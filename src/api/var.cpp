@@ -81,6 +81,7 @@ SharedVar shared(const Array& value, const std::string& name, const SharedOption
 Array SharedVar::get_value(bool borrow) const {
   const VarPtr& v = need(*this, "SharedVar::get_value");
   Array a = v->storage->get();
+  if (!a.on_host()) return a.to_host();  // a value on the GPU: copied out (borrow cannot apply)
   return borrow ? a : a.copy();
 }
 
@@ -96,7 +97,13 @@ void SharedVar::set_value(const Array& value, bool borrow) {
   if (value.dtype() != v->type.dtype)
     throw TypeError(what + ": expected dtype " + std::string(dtype_name(v->type.dtype)) + ", got " +
                     std::string(dtype_name(value.dtype())));
-  v->storage->set(borrow ? value : value.copy());
+  // A shared variable that lives on a device stays there: the new value is copied in.
+  const Array current = v->storage->get();
+  if (current.defined() && !current.on_host()) {
+    v->storage->set(to_device(value, current.device()));
+    return;
+  }
+  v->storage->set(borrow ? value : value.to_host().copy());
 }
 
 Var operator+(const Var& a, const Var& b) { return tensor::add(a, b); }

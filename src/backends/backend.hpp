@@ -42,11 +42,19 @@ class Backend {
   virtual Support supports(const graph::Apply& node) const = 0;
   /// The kernel for a supported node.
   virtual const Kernel& kernel(const graph::Apply& node) const = 0;
+  /// Inputs the kernel reads on the host although it runs on this device (shape vectors,
+  /// index scalars: values that decide output shapes). Placement keeps them on the host.
+  virtual bool host_input(const graph::Apply&, int /*input*/) const { return false; }
 };
 
 /// The CPU backend (always available).
 Backend& cpu_backend();
-/// The CUDA backend's availability: ok=false with the reason on machines without it.
+/// The CUDA backend's availability: ok=false with the reason on machines without it
+/// (libtheon_cuda missing, no driver, no device).
 Support cuda_available();
+/// The CUDA backend (libtheon_cuda, opened on first use), or nullptr when the library is
+/// missing. It is returned even without a device when `even_without_device` is set, so
+/// the NVRTC sweep can place and compile kernels on a machine with no GPU.
+Backend* cuda_backend(bool even_without_device = false);
 
 }  // namespace theon::backends

@@ -16,7 +16,9 @@ namespace theon::compile {
 struct Thunk {
   graph::ApplyPtr node;
   const backends::Kernel* kernel = nullptr;
-  std::string device;  // "cpu", later "cuda0", ...
+  Device dev;          // where it runs; its outputs are allocated there
+  std::string device;  // dev.str(): "cpu", "cuda0", ...
+  bool is_transfer = false;  // a Transfer inserted by placement
   std::string reason;  // why it was placed there (explain())
   std::vector<int> inputs;
   std::vector<int> outputs;
@@ -37,8 +39,16 @@ struct Program {
   std::vector<int> output_slots;                        // user outputs, then update values
   std::vector<Thunk> thunks;
   std::vector<rewrite::PassRecord> passes;              // what the optimizer did
-  std::string device;                                   // where the program runs
+  std::string device;                                   // where the program was asked to run
+  std::vector<Device> slot_device;                      // where each slot's value lives
+  /// Per leaf (same order as `leaves`): the device its value is expected on. A shared
+  /// variable moved elsewhere since compilation is copied per call (correct, not free).
+  std::vector<Device> leaf_device;
+  /// Per leaf: a constant's value already copied to its device (undefined otherwise).
+  std::vector<Array> leaf_values;
+  bool device_work = false;  // some thunk runs on a GPU
   std::vector<std::string> fallback_notes;              // nodes that could not run where asked, and why
+  int num_fallbacks = 0;                                // nodes that asked for the GPU and run on the CPU
   int num_inplace = 0;                                  // thunks with a destroy entry
 };
 
@@ -52,6 +62,11 @@ struct LowerOptions {
   std::string optimizer_including;
   std::string optimizer_excluding;
   std::string function_name;
+  /// Devices of the function's inputs (host when empty): inputs may already be device arrays.
+  std::vector<Device> input_devices;
+  /// Place on the requested GPU even without a usable device, copying nothing (the NVRTC
+  /// sweep: kernels are chosen and compiled, never run).
+  bool plan_only = false;
 };
 
 /// Optimizes (per mode) and lowers a FunctionGraph: placement, kernels, slots, memory plan.

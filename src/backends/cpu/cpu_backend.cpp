@@ -42,8 +42,4 @@ Backend& cpu_backend() {
   return backend;
 }
 
-Support cuda_available() {
-  return {false, "Theon was built without its CUDA backend (it has not been written yet)"};
-}
-
 }  // namespace theon::backends

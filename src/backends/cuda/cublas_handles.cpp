@@ -1,0 +1,66 @@
+#include "backends/cuda/cublas_handles.hpp"
+
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_kernel.hpp"
+#include "backends/cuda/cuda_runtime.hpp"
+
+#include <theon/config.hpp>
+#include <theon/error.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace theon::backends::cuda {
+
+namespace {
+
+struct HandleState {
+  cublasHandle_t handle = nullptr;
+  std::shared_ptr<Buffer> workspace;  // held for the handle's (the process's) lifetime
+};
+
+}  // namespace
+
+cublasHandle_t cublas_handle(int device) {
+  static std::mutex mu;
+  static auto* handles = new std::map<int, HandleState>();  // never destroyed: kernels may run at exit
+  cudaStream_t stream = stream_of(device);                   // also makes `device` current
+  std::lock_guard<std::mutex> lock(mu);
+  HandleState& h = (*handles)[device];
+  if (h.handle) return h.handle;
+  cublasHandle_t handle = nullptr;
+  THEON_CUDA_CHECK(cublasCreate(&handle));
+  try {
+    THEON_CUDA_CHECK(cublasSetStream(handle, stream));
+    THEON_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    THEON_CUDA_CHECK(cublasSetAtomicsMode(handle, CUBLAS_ATOMICS_NOT_ALLOWED));
+    THEON_CUDA_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+    // A user workspace (stream-ordered like every other block of the caching allocator):
+    // cuBLAS then never allocates during a call.
+    h.workspace = CudaRuntime::instance().allocate(Device::cuda(device), kCublasWorkspaceBytes);
+    THEON_CUDA_CHECK(cublasSetWorkspace(handle, h.workspace->data(), kCublasWorkspaceBytes));
+  } catch (...) {
+    cublasDestroy(handle);
+    h.workspace.reset();
+    throw;
+  }
+  h.handle = handle;
+  return handle;
+}
+
+cudaDataType_t cublas_data_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return CUDA_R_32F;
+    case DType::Float64: return CUDA_R_64F;
+    default: break;
+  }
+  throw NotImplementedError("cuBLAS has no GEMM for dtype " + std::string(dtype_name(dtype)));
+}
+
+cublasComputeType_t gemm_compute_type(DType dtype) {
+  if (dtype == DType::Float64) return CUBLAS_COMPUTE_64F;
+  return config().allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+}  // namespace theon::backends::cuda

@@ -1,0 +1,65 @@
+// CudaKernel: a backend kernel that runs on a CUDA device. Beside run() it exposes the
+// NVRTC programs run() would compile for given inputs (sources()), so CI, which has the
+// toolkit and no GPU, compiles every kernel the op tests use (tests/cpp/backends/cuda).
+//
+// Writing one (see elemwise_cuda.cpp):
+//   - supports(node): dtypes/props it handles, else a reason (placement shows it);
+//   - sources(node, inputs): generated code per dtype, rank and layout class, never per size;
+//   - run(): inputs and outputs are device arrays on one device (outputs contiguous, as
+//     infer_shape says; view outputs are set by the kernel); launch on stream(device).
+#pragma once
+#include "backends/backend.hpp"
+#include "backends/cuda/nvrtc_compiler.hpp"
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace theon::backends::cuda {
+
+class CudaKernel : public Kernel {
+ public:
+  virtual Support supports(const graph::Apply&) const { return {true, ""}; }
+  /// Inputs run() reads on the host (shape vectors, index scalars that decide output
+  /// shapes): placement hands them over as host arrays instead of copying them to the GPU.
+  virtual bool host_input(const graph::Apply&, int /*input*/) const { return false; }
+  /// The NVRTC programs run() compiles for inputs like these (placeholder arrays with
+  /// dtypes, shapes and strides are enough; no data is read). Library-only kernels
+  /// (cuBLAS) return none.
+  virtual std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const = 0;
+};
+
+/// The device a node's arrays live on (its first device array; cuda0 if none).
+int device_of(const std::vector<Array>& inputs, const std::vector<Array>& outputs);
+cudaStream_t stream_of(int device);
+
+/// Looks up a loaded kernel by `signature` (the family's own key: op, dtypes, rank, layout),
+/// making and compiling the source only on the first use per device.
+cudaKernel_t cached_kernel(const std::string& signature, int device, const std::function<KernelSource()>& make,
+                           const std::string& kernel_name);
+
+/// cudaLaunchKernel with error checking; `what` names the node for errors.
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,
+            const std::string& what);
+
+/// Blocks for a grid-stride loop over n elements (at most a few waves of the device).
+unsigned grid_for(int64_t n, unsigned block, int device);
+
+/// CUDA C type name of a dtype ("float", "long long", "bool", ...).
+const char* cuda_type(DType dtype);
+/// Short dtype tag for kernel names ("f32", "i64", "b1").
+const char* dtype_tag(DType dtype);
+
+/// Theon's strided-operand descriptor as passed to kernels (see theon_device.cuh):
+/// rank <= 8, shape and strides in elements.
+struct DeviceShape {
+  long long d[8] = {0};
+};
+struct DeviceStrides {
+  long long s[8] = {0};
+};
+constexpr int kMaxRank = 8;
+
+}  // namespace theon::backends::cuda

@@ -1,0 +1,290 @@
+// Reductions on the GPU: Reduce (Sum, Prod, Max, Min, Any, All, Mean, Count), SumTo,
+// ArgMax (argmax/argmin) and FusedReduce (a reduction of a fused elementwise region: the
+// region's value is computed per element as it is read, never stored), all through the
+// generated reduction kernels of reduce_codegen:
+// the reduced axes are moved innermost as strides (no copy), each group is collapsed, and
+// one kernel variant per (kind, dtypes, collapsed ranks) serves every size.
+//
+// Accumulators follow Reduce::perform: float sums, products and means in double, integer
+// and bool sums/products in wrapping int64, max/min in the input type (NaN wins), any/all
+// in bool; the mean multiplies by 1/count as the CPU does. SumTo accumulates floats in
+// double too (the CPU adds in the element type: the GPU is at least as accurate).
+#include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/reduce_codegen.hpp"
+
+#include "ops/argmax.hpp"
+#include "ops/composite.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/fused_reduce.hpp"
+#include "ops/reduce.hpp"
+#include "ops/sum_to.hpp"
+#include "util/strided.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace theon::backends::cuda {
+namespace {
+
+bool device_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
+
+Support check_dtypes_and_rank(const graph::Apply& node) {
+  for (const auto& v : node.inputs())
+    if (!device_dtype(v->type.dtype))
+      return {false, std::string("no CUDA reduction for dtype ") + std::string(dtype_name(v->type.dtype))};
+  for (int i = 0; i < node.num_outputs(); ++i)
+    if (const DType t = node.output_raw(i)->type.dtype; !device_dtype(t))
+      return {false, std::string("no CUDA reduction for dtype ") + std::string(dtype_name(t))};
+  if (node.input(0)->type.ndim() > kMaxRank)
+    return {false, "rank " + std::to_string(node.input(0)->type.ndim()) + " above the CUDA limit of 8"};
+  return {true, "generated reduction"};
+}
+
+RKind rkind(ops::ReduceKind k) {
+  switch (k) {
+    case ops::ReduceKind::Sum: return RKind::Sum;
+    case ops::ReduceKind::Prod: return RKind::Prod;
+    case ops::ReduceKind::Max: return RKind::Max;
+    case ops::ReduceKind::Min: return RKind::Min;
+    case ops::ReduceKind::Any: return RKind::Any;
+    case ops::ReduceKind::All: return RKind::All;
+    case ops::ReduceKind::Mean: return RKind::Mean;
+    case ops::ReduceKind::Count: break;
+  }
+  throw InternalError("rkind: Count has no reduction kernel");
+}
+
+// Count writes one number: a one-thread kernel per output dtype.
+KernelSource count_source(DType out) {
+  KernelSource s;
+  s.name = std::string("reduce_count_") + dtype_tag(out);
+  s.code = "typedef " + std::string(cuda_type(out)) +
+           " TO;\nextern \"C\" __global__ void reduce_count(TO* out, long long v) { *out = (TO)v; }\n";
+  s.kernels = {"reduce_count"};
+  return s;
+}
+
+std::vector<bool> axes_mask(int ndim, const std::vector<int>& axes) {
+  std::vector<bool> m(static_cast<size_t>(ndim), false);
+  for (int a : axes) m[static_cast<size_t>(a)] = true;
+  return m;
+}
+
+class ReduceKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_reduce"; }
+  Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
+
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+    const auto& op = static_cast<const ops::Reduce&>(node.op());
+    if (op.kind() == ops::ReduceKind::Count) return {count_source(node.output_raw(0)->type.dtype)};
+    return {reduce_source(geometry(node, inputs[0]).spec)};
+  }
+
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const auto& op = static_cast<const ops::Reduce&>(node.op());
+    const Array& in = inputs[0];
+    Array& out = outputs[0];
+    const int device = device_of(inputs, outputs);
+    int64_t count = 1;
+    for (int a : op.axes()) count *= in.shape()[a];
+    if (op.kind() == ops::ReduceKind::Count) {
+      const KernelSource src = count_source(out.dtype());
+      cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "reduce_count");
+      void* p = out.data();
+      long long v = count;
+      void* args[] = {&p, &v};
+      launch(k, dim3(1), dim3(1), args, 0, stream_of(device), node.describe());
+      return;
+    }
+    // As Reduce::perform: mean = sum * (1 / count), NaN for an empty reduction.
+    const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
+    run_reduce(geometry(node, in), in, out, scale, device, node.describe());
+  }
+
+ private:
+  static ReduceGeometry geometry(const graph::Apply& node, const Array& in) {
+    const auto& op = static_cast<const ops::Reduce&>(node.op());
+    return plan_reduce(rkind(op.kind()), in.dtype(), node.output_raw(0)->type.dtype, in.shape(), in.strides(),
+                       axes_mask(in.ndim(), op.axes()));
+  }
+};
+
+// SumTo(g, like): a sum over the dims where `like` has size 1 and g does not; the output
+// keeps them as size-1 dims (contiguous, so its flat order is the kept dims' order).
+class SumToKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_reduce"; }
+  Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
+
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+    return {reduce_source(geometry(inputs[0], inputs[1].shape()).spec)};
+  }
+
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const int device = device_of(inputs, outputs);
+    run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, node.describe());
+  }
+
+ private:
+  static ReduceGeometry geometry(const Array& g, const Shape& like) {
+    std::vector<bool> mask(static_cast<size_t>(g.ndim()));
+    for (int d = 0; d < g.ndim(); ++d) mask[d] = like[d] == 1 && g.shape()[d] != 1;
+    // Bools: the CPU ors them (the Sum spec with a bool output does the same).
+    return plan_reduce(RKind::Sum, g.dtype(), g.dtype(), g.shape(), g.strides(), mask);
+  }
+};
+
+// ArgMax: a (value, index) reduction over one axis or the whole tensor in row-major order.
+class ArgMaxKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_reduce"; }
+  Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
+
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+    return {reduce_source(geometry(node, inputs[0]).spec)};
+  }
+
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const int device = device_of(inputs, outputs);
+    run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, node.describe());
+  }
+
+ private:
+  static ReduceGeometry geometry(const graph::Apply& node, const Array& in) {
+    const auto& op = static_cast<const ops::ArgMax&>(node.op());
+    std::vector<bool> mask(static_cast<size_t>(in.ndim()), !op.axis().has_value());
+    if (op.axis()) mask[static_cast<size_t>(*op.axis())] = true;
+    return plan_reduce(op.is_max() ? RKind::ArgMax : RKind::ArgMin, in.dtype(), DType::Int64, in.shape(),
+                       in.strides(), mask);
+  }
+};
+
+// ---- FusedReduce: a reduction of an elementwise region, computed where it is read ----
+
+std::string functor(ops::ScalarOpId id) {
+  switch (id) {
+#define THEON_SCALAR_OP(f, name, arity, kind) \
+  case ops::ScalarOpId::f: return #f;
+#include "ops/scalar/scalar_ops.def"
+#undef THEON_SCALAR_OP
+    case ops::ScalarOpId::Count: break;
+  }
+  throw InternalError("functor: not a scalar op");
+}
+
+// The region's value at one element, from the scalar functors the CPU uses (scalar_ops.hpp),
+// as the elementwise kernels compute it; only the values the output needs are computed.
+RegionCode region_code(const ops::Composite& c) {
+  const int ni = c.num_inputs();
+  const auto& instrs = c.program();
+  const int out = c.outputs()[0];
+  std::vector<bool> need(static_cast<size_t>(ni) + instrs.size(), false);
+  need[static_cast<size_t>(out)] = true;
+  for (int q = static_cast<int>(instrs.size()) - 1; q >= 0; --q)
+    if (need[static_cast<size_t>(ni + q)])
+      for (int a : instrs[static_cast<size_t>(q)].args) need[static_cast<size_t>(a)] = true;
+  std::ostringstream key, code;
+  code << "__device__ __forceinline__ TI theon_region_value(const TheonRegionArgs& a, const long long* off) {\n"
+       << "  using namespace theon::scalar;\n  (void)a;\n  (void)off;\n";
+  for (int i = 0; i < ni; ++i) {
+    const std::string t = cuda_type(c.value_dtype(i));
+    key << dtype_tag(c.value_dtype(i)) << ",";
+    if (need[static_cast<size_t>(i)])
+      code << "  const " << t << " v" << i << " = ((const " << t << "*)a.p[" << i << "])[off[" << i << "]];\n";
+  }
+  key << "|";
+  for (size_t q = 0; q < instrs.size(); ++q) {
+    const auto& in = instrs[q];
+    key << static_cast<int>(in.op) << ":" << dtype_tag(in.dtype) << "(";
+    for (int a : in.args) key << a << ",";
+    key << ")";
+    const int v = ni + static_cast<int>(q);
+    if (!need[static_cast<size_t>(v)]) continue;
+    const std::string t = cuda_type(in.dtype);
+    code << "  const " << t << " v" << v << " = ";
+    if (in.op == ops::ScalarOpId::Cast) {
+      code << "Cast().convert<" << t << ">(v" << in.args[0] << ")";
+    } else {
+      code << "(" << t << ")" << functor(in.op) << "{}(";
+      for (size_t a = 0; a < in.args.size(); ++a) code << (a ? ", " : "") << "v" << in.args[a];
+      code << ")";
+    }
+    code << ";\n";
+  }
+  key << "|" << out;
+  code << "  return (TI)v" << out << ";\n}\n";
+  // Kernel names carry a hash of the program (the full program is in the source).
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : key.str()) h = (h ^ ch) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return {hex, "// region: " + c.expression(out) + "\n" + code.str(), ni};
+}
+
+class FusedReduceKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_fused_reduce"; }
+  Support supports(const graph::Apply& node) const override {
+    Support s = check_dtypes_and_rank(node);
+    if (!s.ok) return s;
+    const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    if (node.inputs().empty()) return {false, "a fused region without inputs"};
+    if (static_cast<int>(node.inputs().size()) > kMaxRegionInputs)
+      return {false, "a fused region of " + std::to_string(node.inputs().size()) + " inputs (the CUDA kernel takes " +
+                         std::to_string(kMaxRegionInputs) + ")"};
+    for (const auto& in : op.region().program())
+      if (!device_dtype(in.dtype)) return {false, "no CUDA reduction for dtype " + std::string(dtype_name(in.dtype))};
+    return {true, "generated fused reduction"};
+  }
+
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+    const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    const RegionCode region = region_code(op.region());
+    return {reduce_source(geometry(node, inputs).spec, &region)};
+  }
+
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    const ReduceGeometry g = geometry(node, inputs);
+    const Shape full = ops::broadcast_shapes(node, inputs);
+    int64_t count = 1;
+    for (int a : op.axes()) count *= full[a];
+    const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
+    const RegionCode region = region_code(op.region());
+    run_reduce(g, inputs, outputs[0], scale, device_of(inputs, outputs), node.describe(), &region);
+  }
+
+ private:
+  // The region's broadcast shape, each input seen with broadcast strides in it.
+  static ReduceGeometry geometry(const graph::Apply& node, const std::vector<Array>& inputs) {
+    const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    const Shape full = ops::broadcast_shapes(node, inputs);
+    std::vector<Strides> st;
+    for (const Array& a : inputs) st.push_back(detail::broadcast_strides(a, full));
+    std::vector<bool> mask(full.size(), false);
+    for (int a : op.axes()) mask[static_cast<size_t>(a)] = true;
+    const DType value = op.region().value_dtype(op.region().outputs()[0]);
+    return plan_reduce_operands(rkind(op.kind()), value, op.out_dtype(), full, st, mask);
+  }
+};
+
+}  // namespace
+
+void register_reduce_kernels(CudaBackend& b) {
+  b.register_kernel("FusedReduce", std::make_unique<FusedReduceKernel>());
+  for (const char* name : {"Sum", "Prod", "Max", "Min", "Any", "All", "Mean", "Count"})
+    b.register_kernel(name, std::make_unique<ReduceKernel>());
+  b.register_kernel("SumTo", std::make_unique<SumToKernel>());
+  b.register_kernel("ArgMax", std::make_unique<ArgMaxKernel>());
+}
+
+}  // namespace theon::backends::cuda

@@ -1,0 +1,42 @@
+// DeviceOps: the memory operations of a device library, registered by it when it is
+// loaded (libtheon_cuda calls set_device_ops). Util-level code (Array::to_host, copies
+// between devices) reaches device memory only through this interface, so nothing below
+// the runtime layer depends on CUDA.
+#pragma once
+#include <theon/array.hpp>
+#include <theon/device.hpp>
+
+#include <memory>
+
+namespace theon::detail {
+
+class DeviceOps {
+ public:
+  virtual ~DeviceOps() = default;
+  /// Uninitialised device memory from the device's caching allocator.
+  virtual std::shared_ptr<Buffer> allocate(Device device, size_t bytes) = 0;
+  /// Page-locked host memory from a caching pool (for staging and host outputs).
+  virtual std::shared_ptr<Buffer> allocate_pinned(size_t bytes) = 0;
+  /// Copies `bytes` between host and device memory (either direction, or device to
+  /// device), ordered on the device's stream. Copies into pageable host memory return
+  /// when the data is there; others may still be in flight (see synchronize).
+  virtual void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) = 0;
+  /// Fills `bytes` of device memory with zeros, on the device's stream.
+  virtual void zero(void* dst, Device device, size_t bytes) = 0;
+  /// Waits for all work issued to the device's stream.
+  virtual void synchronize(Device device) = 0;
+  virtual DeviceMemoryStats stats(Device device) = 0;
+  virtual void empty_cache(Device device) = 0;
+};
+
+/// The registered device library's operations, or nullptr when none is loaded.
+DeviceOps* device_ops();
+void set_device_ops(DeviceOps* ops);
+/// device_ops(), or a DeviceError naming `what` when no device library is loaded.
+DeviceOps& require_device_ops(const char* what);
+
+/// Copies `src` into `dst` (same shape and dtype, `dst` contiguous), across devices as
+/// needed: a non-contiguous source is made contiguous on its own device first.
+void copy_array(const Array& src, Array& dst);
+
+}  // namespace theon::detail

@@ -1,0 +1,118 @@
+// Placement and the no-GPU behaviour, checked on any machine: graphs are placed on cuda0
+// in plan-only mode (kernels chosen, transfers inserted, nothing run), and a function
+// compiled with device=cuda on a machine without a device follows on_fallback.
+#include "backends/cuda/cuda_backend.hpp"
+#include "compile/placement.hpp"
+#include "compile/program.hpp"
+
+#include <theon/theon.hpp>
+
+#include <gtest/gtest.h>
+
+namespace theon {
+namespace {
+
+std::shared_ptr<compile::Program> plan(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                                       const std::string& mode = "fast_run") {
+  std::vector<graph::VarPtr> in, out;
+  for (auto& v : inputs) in.push_back(v.node());
+  for (auto& v : outputs) out.push_back(v.node());
+  compile::LowerOptions lo;
+  lo.mode = mode;
+  lo.device = "cuda0";
+  lo.plan_only = true;
+  return compile::lower(std::make_shared<graph::FunctionGraph>(in, out), lo);
+}
+
+int count_transfers(const compile::Program& p) {
+  int n = 0;
+  for (auto& t : p.thunks) n += t.is_transfer;
+  return n;
+}
+
+TEST(CudaPlacement, EveryNodeOfATrainingStyleGraphRunsOnTheGpu) {
+  Var x = tensor::matrix("x"), w = tensor::matrix("w");
+  Var b = tensor::vector("b");
+  Var h = tensor::relu(tensor::dot(x, w) + b);
+  Var y = tensor::sum(tensor::exp(h - tensor::max(h, std::vector<int>{1}, true)), std::vector<int>{1});
+  for (const char* mode : {"none", "fast_run"}) {
+    auto p = plan({x, w, b}, {y}, mode);
+    for (auto& t : p->thunks) {
+      if (t.is_transfer) continue;
+      EXPECT_TRUE(t.dev.is_cuda()) << mode << ": " << t.node->describe() << " on " << t.device << ": " << t.reason;
+    }
+    EXPECT_EQ(p->num_fallbacks, 0) << mode;
+    // x, w and b come from the host: one transfer each, however many nodes read them.
+    EXPECT_EQ(count_transfers(*p), 3) << mode;
+    EXPECT_EQ(p->slot_device[p->output_slots[0]], Device::cuda(0)) << mode;
+  }
+}
+
+TEST(CudaPlacement, InputsAlreadyOnTheDeviceNeedNoTransfer) {
+  Var x = tensor::vector("x");
+  std::vector<graph::VarPtr> in = {x.node()}, out = {(x * 2.0 + 1.0).node()};
+  compile::LowerOptions lo;
+  lo.device = "cuda0";
+  lo.plan_only = true;
+  lo.input_devices = {Device::cuda(0)};
+  auto p = compile::lower(std::make_shared<graph::FunctionGraph>(in, out), lo);
+  EXPECT_EQ(count_transfers(*p), 0);
+}
+
+TEST(CudaPlacement, ShapeArithmeticStaysOnTheHost) {
+  Var x = tensor::matrix("x");
+  Var y = tensor::reshape(tensor::exp(x), tensor::shape(x));
+  auto p = plan({x}, {y}, "none");
+  bool saw_shape = false;
+  for (auto& t : p->thunks) {
+    if (t.node->op().name() == "Shape") {
+      saw_shape = true;
+      EXPECT_TRUE(t.dev.is_cpu());
+      EXPECT_EQ(t.reason, "shape arithmetic stays on the host");
+    }
+    if (t.node->op().name() == "Reshape") EXPECT_TRUE(t.dev.is_cuda()) << t.reason;
+  }
+  EXPECT_TRUE(saw_shape);
+  EXPECT_EQ(p->num_fallbacks, 0);
+}
+
+TEST(CudaWithoutDevice, StatusGivesTheReason) {
+  CudaStatus st = cuda_status();
+  if (st.ok) GTEST_SKIP() << "this machine has a CUDA device";
+  EXPECT_FALSE(st.reason.empty());
+  EXPECT_EQ(st.device_count, 0);
+  std::string m;
+  try {
+    to_device(Array::ones({2}, DType::Float32), Device::cuda(0));
+  } catch (const DeviceError& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("no CUDA device available: " + st.reason), std::string::npos) << m;
+  EXPECT_EQ(memory_stats().in_use, 0u);
+}
+
+TEST(CudaWithoutDevice, FunctionFollowsOnFallback) {
+  if (cuda_status().ok) GTEST_SKIP() << "this machine has a CUDA device";
+  Config saved = config();
+  config().device = "cuda";
+  Var x = tensor::vector("x");
+  config().on_fallback = "raise";
+  std::string m;
+  try {
+    function({x}, {x + 1.0}, {.name = "f"});
+  } catch (const DeviceError& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("no CUDA device available: " + cuda_status().reason), std::string::npos) << m;
+  config().on_fallback = "warn";
+  ::testing::internal::CaptureStderr();
+  Function f = function({x}, {x + 1.0}, {.name = "f"});
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warned.find("no CUDA device available"), std::string::npos) << warned;
+  EXPECT_EQ(f({Array::ones({3}, DType::Float32)})[0].to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  EXPECT_NE(f.explain().find("fallback: no CUDA device available"), std::string::npos) << f.explain();
+  config() = saved;
+}
+
+}  // namespace
+}  // namespace theon
