@@ -70,7 +70,9 @@ TEST(CudaPlacement, ShapeArithmeticStaysOnTheHost) {
       EXPECT_TRUE(t.dev.is_cpu());
       EXPECT_EQ(t.reason, "shape arithmetic stays on the host");
     }
-    if (t.node->op().name() == "Reshape") EXPECT_TRUE(t.dev.is_cuda()) << t.reason;
+    if (t.node->op().name() == "Reshape") {
+      EXPECT_TRUE(t.dev.is_cuda()) << t.reason;
+    }
   }
   EXPECT_TRUE(saw_shape);
   EXPECT_EQ(p->num_fallbacks, 0);
