@@ -217,8 +217,8 @@ Array cuda_array_from_dlpack(nb::handle obj, const std::string& what) {
     throw DeviceError(what + ": a " + type + " on " + device.str() + " was given but only " +
                       std::to_string(status.device_count) + " CUDA device(s) are usable");
   // DLPack's stream argument names the consumer's stream; the producer orders its pending
-  // writes before it. Theon's stream is not public yet (see wait_for_device), so this asks
-  // for the legacy default stream (1). A versioned capsule (DLPack 1.0) is asked for first
+  // writes before it. This asks for the legacy default stream (1): Theon's streams are
+  // blocking streams (cuda_runtime.cpp), so they are ordered after it. A versioned capsule (DLPack 1.0) is asked for first
   // (it may be read-only); producers predating max_version, or the stream argument, raise
   // TypeError and are asked again with less.
   nb::object capsule;

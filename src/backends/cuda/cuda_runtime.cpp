@@ -44,7 +44,9 @@ cudaStream_t CudaRuntime::stream(int device) {
   std::lock_guard<std::mutex> lock(mu_);
   PerDevice& d = per_device(device);
   THEON_CUDA_CHECK(cudaSetDevice(device));
-  if (!d.stream) THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+  // A blocking stream: ordered after the legacy default stream, which is where DLPack
+  // producers (torch, CuPy) are asked to order their pending writes to arrays Theon reads.
+  if (!d.stream) THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamDefault));
   return d.stream;
 }
 
