@@ -94,6 +94,16 @@ void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shar
   }
 }
 
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,
+            const graph::Apply& node) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, shared_bytes, stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw DeviceError(node.describe() + ": kernel launch failed: " + cudaGetErrorString(e));
+  }
+}
+
 unsigned grid_for(int64_t n, unsigned block, int device) {
   static std::mutex mu;
   static std::unordered_map<int, int> sms;

@@ -43,6 +43,9 @@ cudaKernel_t cached_kernel(const std::string& signature, int device, const std::
 /// cudaLaunchKernel with error checking; `what` names the node for errors.
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,
             const std::string& what);
+/// The same, describing `node` only if the launch fails (no string work per launch).
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,
+            const graph::Apply& node);
 
 /// Blocks for a grid-stride loop over n elements (at most a few waves of the device).
 unsigned grid_for(int64_t n, unsigned block, int device);

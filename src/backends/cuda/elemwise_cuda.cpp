@@ -339,7 +339,7 @@ class ElementwiseKernel final : public CudaKernel {
       }
       const int e = l.vector ? chunk_elems(p, need, group) : 1;
       const unsigned grid = grid_for((n + e - 1) / e, 256, device);
-      launch(k, dim3(grid), dim3(256), args.data(), 0, stream_of(device), node.describe());
+      launch(k, dim3(grid), dim3(256), args.data(), 0, stream_of(device), node);
     }
   }
 

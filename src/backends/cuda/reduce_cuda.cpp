@@ -99,7 +99,7 @@ class ReduceKernel final : public CudaKernel {
       void* p = out.data();
       long long v = count;
       void* args[] = {&p, &v};
-      launch(k, dim3(1), dim3(1), args, 0, stream_of(device), node.describe());
+      launch(k, dim3(1), dim3(1), args, 0, stream_of(device), node);
       return;
     }
     // As Reduce::perform: mean = sum * (1 / count), NaN for an empty reduction.

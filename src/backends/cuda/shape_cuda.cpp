@@ -230,7 +230,7 @@ class ShapeKernel final : public CudaKernel {
       for (int i = 0; i < n; ++i) v.d[i] = values[at + i];
       long long* out = outputs[0].data<long long>() + at;
       void* args[] = {&out, &v, &n};
-      launch(k, dim3(1), dim3(32), args, 0, stream_of(dev), node.describe());
+      launch(k, dim3(1), dim3(32), args, 0, stream_of(dev), node);
     }
   }
   std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&) const override {
@@ -498,7 +498,7 @@ class TakeKernel final : public CudaKernel {
     const void* ip = idx.data();
     long long m = t.m, inner = t.inner, so = t.so, sn = t.sn, si = t.si, total = t.total;
     void* args[] = {&o, &xp, &ip, &m, &inner, &so, &sn, &si, &total};
-    launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream_of(dev), node.describe());
+    launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream_of(dev), node);
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
     const int axis = std::stoi(prop(node.op(), "axis", "0"));
