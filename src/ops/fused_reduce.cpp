@@ -1,6 +1,7 @@
 #include "ops/fused_reduce.hpp"
 
 #include "ops/elemwise.hpp"
+#include "ops/reduce_accumulate.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -23,69 +24,11 @@ constexpr int64_t kChunkElements = 65536;
 
 bool reduced(const std::vector<int>& axes, int d) { return std::binary_search(axes.begin(), axes.end(), d); }
 
-template <class Acc> Acc initial(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::Prod: case ReduceKind::All: return Acc(1);
-    case ReduceKind::Max:  // -inf for floats: an all -inf row gives -inf, as NumPy
-      return std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::lowest();
-    case ReduceKind::Min:
-      return std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::max();
-    default: return Acc(0);
-  }
-}
-
-// Folds a contiguous chunk into the accumulators, element by element in row-major order: the
-// same operations, in the same order, as Reduce::perform's loop (ops/reduce.cpp).
+// Folds a contiguous chunk into the accumulators: Reduce's own accumulation
+// (ops/reduce_accumulate.hpp), in the same order, so the results are Reduce's bits.
 template <class T, class Acc>
 void fold(ReduceKind kind, const Array& chunk, const Strides& acc_strides, Acc* acc) {
-  if (chunk.size() == 0) return;
-  Shape shape = chunk.shape();
-  std::vector<Strides> st = {chunk.strides(), acc_strides};
-  detail::collapse_dims(shape, st);
-  detail::OuterLoop loop(shape, {&st[0], &st[1]}, {0, 0});
-  const T* src = chunk.data<T>();
-  const int64_t n = shape.back(), is = st[0].back(), os = st[1].back();
-  for (int64_t r = 0; r < loop.count(); ++r, loop.next()) {
-    const T* p = src + loop.offsets()[0];
-    Acc* a = acc + loop.offsets()[1];
-    switch (kind) {
-      case ReduceKind::Sum: case ReduceKind::Mean:
-        if constexpr (std::is_same_v<Acc, bool>) break;
-        else if constexpr (std::is_integral_v<Acc>)  // wrap like NumPy instead of overflowing
-          for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) + uint64_t(Acc(p[i * is])));
-        else
-          for (int64_t i = 0; i < n; ++i) a[i * os] += Acc(p[i * is]);
-        break;
-      case ReduceKind::Prod:
-        if constexpr (std::is_same_v<Acc, bool>) break;
-        else if constexpr (std::is_integral_v<Acc>)
-          for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) * uint64_t(Acc(p[i * is])));
-        else
-          for (int64_t i = 0; i < n; ++i) a[i * os] *= Acc(p[i * is]);
-        break;
-      case ReduceKind::Max:
-        for (int64_t i = 0; i < n; ++i) {
-          Acc v = Acc(p[i * is]);
-          if (v > a[i * os] || v != v) a[i * os] = v;  // NaN wins, as numpy.max
-        }
-        break;
-      case ReduceKind::Min:
-        for (int64_t i = 0; i < n; ++i) {
-          Acc v = Acc(p[i * is]);
-          if (v < a[i * os] || v != v) a[i * os] = v;
-        }
-        break;
-      case ReduceKind::Any:
-        for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] || bool(p[i * is]);
-        break;
-      case ReduceKind::All:
-        for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] && bool(p[i * is]);
-        break;
-      case ReduceKind::Count: break;
-    }
-  }
+  reduce_fold<T, Acc>(kind, chunk.shape(), chunk.strides(), acc_strides, chunk.data<T>(), acc);
 }
 
 template <class T, class Acc>
@@ -95,7 +38,7 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
   const int nd = static_cast<int>(full.size());
   Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
   Acc* acc = acc_arr.data<Acc>();
-  std::fill(acc, acc + acc_arr.size(), initial<Acc>(op.kind()));
+  std::fill(acc, acc + acc_arr.size(), reduce_initial<Acc>(op.kind()));
   // The accumulators seen from the region's dims: stride 0 along reduced dims.
   Strides acc_st(nd, 0);
   const Strides out_contig = contiguous_strides(out.shape());
@@ -131,12 +74,9 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
     }
   }
   if (op.kind() == ReduceKind::Mean) {
-    if constexpr (std::is_floating_point_v<Acc>) {
-      int64_t count = 1;
-      for (int a : axes) count *= full[a];
-      Acc c = count == 0 ? std::numeric_limits<Acc>::quiet_NaN() : Acc(1) / Acc(count);
-      for (int64_t i = 0; i < acc_arr.size(); ++i) acc[i] = count == 0 ? c : acc[i] * c;
-    }
+    int64_t count = 1;
+    for (int a : axes) count *= full[a];
+    reduce_finish_mean(acc, acc_arr.size(), count);
   }
   Array converted = acc_arr.astype(out.dtype());
   std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));

@@ -1,6 +1,7 @@
 #include "ops/reduce.hpp"
 
 #include "ops/dimshuffle.hpp"
+#include "ops/reduce_accumulate.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/sum_to.hpp"
 #include "util/dispatch.hpp"
@@ -125,21 +126,7 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
   Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
   Acc* acc = acc_arr.data<Acc>();
   const int64_t n_out = out.size();
-  Acc init{};
-  switch (kind) {
-    case ReduceKind::Prod: case ReduceKind::All: init = Acc(1); break;
-    // -inf/+inf for floats, so an all -inf (+inf) row gives -inf (+inf), as NumPy.
-    case ReduceKind::Max:
-      init = std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::lowest();
-      break;
-    case ReduceKind::Min:
-      init = std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::max();
-      break;
-    default: init = Acc(0);
-  }
-  std::fill(acc, acc + n_out, init);
+  std::fill(acc, acc + n_out, reduce_initial<Acc>(kind));
   int64_t count = 1;
   for (int a : axes) count *= in.shape()[a];
 
@@ -149,62 +136,9 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
     Strides out_contig = contiguous_strides(out.shape());
     for (int d = 0, k = 0; d < nd; ++d)
       if (!std::binary_search(axes.begin(), axes.end(), d)) out_st[d] = out_contig[k++];
-    Shape shape = in.shape();
-    std::vector<Strides> st = {in.strides(), out_st};
-    detail::collapse_dims(shape, st);
-    if (shape.empty()) {
-      shape = {1};
-      st = {{0}, {0}};
-    }
-    detail::OuterLoop loop(shape, {&st[0], &st[1]}, {0, 0});
-    const T* src = in.data<T>();
-    const int64_t n = shape.back(), is = st[0].back(), os = st[1].back();
-    for (int64_t r = 0; r < loop.count(); ++r, loop.next()) {
-      const T* p = src + loop.offsets()[0];
-      Acc* a = acc + loop.offsets()[1];
-      switch (kind) {
-        case ReduceKind::Sum: case ReduceKind::Mean:
-          if constexpr (std::is_same_v<Acc, bool>) break;
-          else if constexpr (std::is_integral_v<Acc>)  // wrap like NumPy instead of overflowing
-            for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) + uint64_t(Acc(p[i * is])));
-          else
-            for (int64_t i = 0; i < n; ++i) a[i * os] += Acc(p[i * is]);
-          break;
-        case ReduceKind::Prod:
-          if constexpr (std::is_same_v<Acc, bool>) break;
-          else if constexpr (std::is_integral_v<Acc>)
-            for (int64_t i = 0; i < n; ++i) a[i * os] = Acc(uint64_t(a[i * os]) * uint64_t(Acc(p[i * is])));
-          else
-            for (int64_t i = 0; i < n; ++i) a[i * os] *= Acc(p[i * is]);
-          break;
-        case ReduceKind::Max:
-          for (int64_t i = 0; i < n; ++i) {
-            Acc v = Acc(p[i * is]);
-            if (v > a[i * os] || v != v) a[i * os] = v;  // NaN wins, as numpy.max
-          }
-          break;
-        case ReduceKind::Min:
-          for (int64_t i = 0; i < n; ++i) {
-            Acc v = Acc(p[i * is]);
-            if (v < a[i * os] || v != v) a[i * os] = v;
-          }
-          break;
-        case ReduceKind::Any:
-          for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] || bool(p[i * is]);
-          break;
-        case ReduceKind::All:
-          for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] && bool(p[i * is]);
-          break;
-        case ReduceKind::Count: break;
-      }
-    }
+    reduce_fold<T, Acc>(kind, in.shape(), in.strides(), out_st, in.data<T>(), acc);
   }
-  if (kind == ReduceKind::Mean) {
-    if constexpr (std::is_floating_point_v<Acc>) {
-      Acc c = count == 0 ? std::numeric_limits<Acc>::quiet_NaN() : Acc(1) / Acc(count);
-      for (int64_t i = 0; i < n_out; ++i) acc[i] = count == 0 ? c : acc[i] * c;
-    }
-  }
+  if (kind == ReduceKind::Mean) reduce_finish_mean(acc, n_out, count);
   Array converted = acc_arr.astype(out.dtype());
   std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
 }
