@@ -17,7 +17,7 @@ using graph::Variable;
 namespace {
 
 const ScalarOpInfo kScalarOps[] = {
-#define THEON_SCALAR_OP(functor, name, arity, kind) {name, arity, ScalarKind::kind},
+#define THEON_SCALAR_OP(functor, name, arity, kind) {name, arity, ScalarKind::kind, #functor},
 #include "ops/scalar/scalar_ops.def"
 #undef THEON_SCALAR_OP
 };

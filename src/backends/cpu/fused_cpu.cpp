@@ -1,4 +1,5 @@
 #include "backends/cpu/fused_cpu.hpp"
+#include "util/kernel_cache.hpp"
 
 #include "ops/composite.hpp"
 #include "ops/dimshuffle.hpp"
@@ -66,16 +67,6 @@ std::string ctype(DType t) {
   throw NotImplementedError("fused CPU kernels: dtype " + std::string(dtype_name(t)) + " is not supported");
 }
 
-std::string functor(ScalarOpId id) {
-  switch (id) {
-#define THEON_SCALAR_OP(f, name, arity, kind) \
-  case ScalarOpId::f: return #f;
-#include "ops/scalar/scalar_ops.def"
-#undef THEON_SCALAR_OP
-    case ScalarOpId::Count: break;
-  }
-  return "";
-}
 
 // <cmath> is the most expensive thing a module parses: with -std=c++20 libstdc++'s <cmath>
 // brings the special functions and their templates, measured at 0.15-0.6 s of a 0.2-0.9 s
@@ -241,17 +232,6 @@ const char* vector_helper(ScalarOpId id) {
   }
 }
 
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-uint64_t fnv1a(const std::string& s, uint64_t h) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string run_capture(const std::string& cmd) {
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {
@@ -347,7 +327,7 @@ struct KernelSource {
 KernelSource kernel_source(const Composite& op, const Variant& v) {
   KernelSource k;
   k.text = kernel_text(op, v.rank, v.masks, v.unit);
-  k.symbol = "theon_k" + hex(fnv1a(k.text, 14695981039346656037ull)) + hex(fnv1a(k.text, 0x9e3779b97f4a7c15ull));
+  k.symbol = "theon_k" + detail::content_key(k.text);
   k.label = op.display() + " [" + v.key + "]";
   return k;
 }
@@ -413,7 +393,7 @@ bool build_module(std::vector<KernelSource> kernels, std::string& error) {
   const std::string flags = compile_flags();
   const std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n" + flags + "\n" +
                                kCodegenVersion + "\n" + cpu_identity();
-  const std::string key = hex(fnv1a(key_text, 14695981039346656037ull)) + hex(fnv1a(key_text, 0x9e3779b97f4a7c15ull));
+  const std::string key = detail::content_key(key_text);
   const fs::path dir = fused_cache_dir();
   const fs::path so = dir / (key + ".so");
   if (fs::exists(so) && load(so.string(), kernels, error)) {
@@ -814,7 +794,7 @@ std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_
     auto call = [&]() {
       std::string e;
       if (in.op == ScalarOpId::Cast) e = "Cast().convert<" + t + ">(";
-      else e = functor(in.op) + "{}(";
+      else e = std::string(ops::scalar_op_info(in.op).functor) + "{}(";
       for (size_t a = 0; a < in.args.size(); ++a) e += (a ? ", " : "") + ref[in.args[a]];
       return e + ")";
     };
@@ -929,15 +909,7 @@ void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
   }
 }
 
-std::string fused_cache_dir() {
-  std::string base = config().compiledir;
-  if (base.empty()) {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/theon";
-    else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache/theon";
-    else base = "/tmp/theon-cache";
-  }
-  return (fs::path(base) / "cpu").string();
-}
+std::string fused_cache_dir() { return detail::kernel_cache_dir("cpu"); }
 
 FusedStats fused_stats() { return {g_compiled.load(), g_loaded.load(), g_interpreted.load()}; }
 

@@ -27,16 +27,6 @@ namespace {
 
 using ops::ScalarOpId;
 
-std::string functor(ScalarOpId id) {
-  switch (id) {
-#define THEON_SCALAR_OP(f, name, arity, kind) \
-  case ScalarOpId::f: return #f;
-#include "ops/scalar/scalar_ops.def"
-#undef THEON_SCALAR_OP
-    case ScalarOpId::Count: break;
-  }
-  return "";
-}
 
 bool supported_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 
@@ -215,7 +205,7 @@ KernelSource generate(const Program& p, const std::vector<int>& outs, const Layo
       if (in.op == ScalarOpId::Cast) {
         b << "Cast().convert<" << t << ">(v" << in.args[0] << ")";
       } else {
-        b << "(" << t << ")" << functor(in.op) << "{}(";
+        b << "(" << t << ")" << ops::scalar_op_info(in.op).functor << "{}(";
         for (size_t a = 0; a < in.args.size(); ++a) b << (a ? ", " : "") << "v" << in.args[a];
         b << ")";
       }

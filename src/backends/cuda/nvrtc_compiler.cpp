@@ -1,8 +1,8 @@
 #include "backends/cuda/nvrtc_compiler.hpp"
 
 #include "backends/cuda/cuda_check.hpp"
+#include "util/kernel_cache.hpp"
 
-#include <theon/config.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -58,27 +58,6 @@ const Headers& headers() {
   return h;
 }
 
-uint64_t fnv1a(const std::string& s, uint64_t h) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-fs::path cache_dir() {
-  std::string base = config().compiledir;
-  if (base.empty()) {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/theon";
-    else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache/theon";
-    else base = "/tmp/theon-cache";
-  }
-  return fs::path(base) / "cuda";
-}
-
 std::vector<std::string> options(int arch) {
   // IEEE float32 (DESIGN.md): no fast-math; denormals kept, exact division and sqrt.
   return {"--gpu-architecture=sm_" + std::to_string(arch), "-std=c++17", "-default-device", "--ftz=false",
@@ -128,7 +107,7 @@ std::string cache_key(const KernelSource& src, int arch) {
                      std::to_string(minor) + " codegen " + std::to_string(kCodegenVersion);
   for (auto& o : options(arch)) text += " " + o;
   for (auto& b : headers().bodies) text += b;
-  return hex(fnv1a(text, 14695981039346656037ull)) + hex(fnv1a(text, 0x9e3779b97f4a7c15ull));
+  return detail::content_key(text);
 }
 
 }  // namespace
@@ -141,7 +120,7 @@ std::string compile_cubin(const KernelSource& src, int arch) {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = memory.find(key); it != memory.end()) return it->second;
   }
-  const fs::path dir = cache_dir();
+  const fs::path dir = detail::kernel_cache_dir("cuda");
   const fs::path file = dir / (key + ".cubin");
   std::string cubin;
   if (std::ifstream in(file, std::ios::binary); in) {

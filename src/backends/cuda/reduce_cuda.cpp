@@ -169,16 +169,6 @@ class ArgMaxKernel final : public CudaKernel {
 
 // ---- FusedReduce: a reduction of an elementwise region, computed where it is read ----
 
-std::string functor(ops::ScalarOpId id) {
-  switch (id) {
-#define THEON_SCALAR_OP(f, name, arity, kind) \
-  case ops::ScalarOpId::f: return #f;
-#include "ops/scalar/scalar_ops.def"
-#undef THEON_SCALAR_OP
-    case ops::ScalarOpId::Count: break;
-  }
-  throw InternalError("functor: not a scalar op");
-}
 
 // The region's value at one element, from the scalar functors the CPU uses (scalar_ops.hpp),
 // as the elementwise kernels compute it; only the values the output needs are computed.
@@ -213,7 +203,7 @@ RegionCode region_code(const ops::Composite& c) {
     if (in.op == ops::ScalarOpId::Cast) {
       code << "Cast().convert<" << t << ">(v" << in.args[0] << ")";
     } else {
-      code << "(" << t << ")" << functor(in.op) << "{}(";
+      code << "(" << t << ")" << ops::scalar_op_info(in.op).functor << "{}(";
       for (size_t a = 0; a < in.args.size(); ++a) code << (a ? ", " : "") << "v" << in.args[a];
       code << ")";
     }

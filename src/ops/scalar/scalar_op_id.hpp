@@ -18,6 +18,7 @@ struct ScalarOpInfo {
   std::string_view name;
   int arity;
   ScalarKind kind;
+  std::string_view functor;  // its functor in scalar_ops.hpp ("Add"): what generated kernels call
 };
 
 const ScalarOpInfo& scalar_op_info(ScalarOpId id);
