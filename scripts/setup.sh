@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build ccache g++ pkg-config libdnnl-dev libsleef-dev libopenblas-dev
-          libgtest-dev googletest libbenchmark-dev python3-venv python3-dev)
+# ocl-icd-opencl-dev: oneDNN's CMake package looks for OpenCL (a Recommends of libdnnl-dev,
+# which --no-install-recommends leaves out). libssl-dev: SHA-256 of cached kernel modules.
+PACKAGES=(cmake ninja-build ccache g++ pkg-config libdnnl-dev ocl-icd-opencl-dev libsleef-dev
+          libopenblas-dev libssl-dev libgtest-dev googletest libbenchmark-dev python3-venv python3-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,8 +33,16 @@ fi
 BUILD_DIR=${THEON_BUILD_DIR:-build}
 # Configure every time (incremental, about a second) so new CMake files are picked up; the
 # Python module is built in the same tree as the library, with the venv's Python.
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DPython_EXECUTABLE="$PWD/.venv/bin/python" ${THEON_CMAKE_ARGS:-} >/dev/null
+# What the build includes and skips (e.g. the CUDA backend without a toolkit) is shown; the
+# rest of CMake's output goes to build/cmake-configure.log.
+mkdir -p "$BUILD_DIR"
+# shellcheck disable=SC2086  # THEON_CMAKE_ARGS is a list of -D arguments
+if ! cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DPython_EXECUTABLE="$PWD/.venv/bin/python" ${THEON_CMAKE_ARGS:-} >"$BUILD_DIR/cmake-configure.log"; then
+  cat "$BUILD_DIR/cmake-configure.log"
+  exit 1
+fi
+grep -E "^-- (Theon|CUDA toolkit)" "$BUILD_DIR/cmake-configure.log" | sed 's/^-- /== setup: /' || true
 echo "== setup: building ($BUILD_DIR)"
 ninja -C "$BUILD_DIR" -j"$(nproc)"
 

@@ -1,5 +1,6 @@
 #include "backends/cpu/fused_cpu.hpp"
 #include "util/kernel_cache.hpp"
+#include "util/process.hpp"
 
 #include "ops/composite.hpp"
 #include "ops/dimshuffle.hpp"
@@ -232,16 +233,6 @@ const char* vector_helper(ScalarOpId id) {
   }
 }
 
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  return out;
-}
-
 // What -march=native resolves to on this machine (part of the cache key).
 const std::string& cpu_identity() {
   static const std::string id = [] {
@@ -262,15 +253,19 @@ std::string compiler_version(const std::string& cxx) {
   static std::map<std::string, std::string> versions;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = versions.find(cxx);
-  if (it == versions.end()) it = versions.emplace(cxx, run_capture(cxx + " --version 2>/dev/null")).first;
+  if (it == versions.end()) {
+    std::vector<std::string> argv = detail::split_words(cxx);
+    argv.push_back("--version");
+    it = versions.emplace(cxx, detail::run_capture(argv).output).first;
+  }
   return it->second;
 }
 
-std::string compile_flags() {
+std::vector<std::string> compile_flags() {
   // No -fopenmp: the host runs the parallel loop (run_generated), which saves the compiler
   // outlining a parallel region per kernel (about a fifth of a module's compile time).
-  std::string f = "-std=c++20 -O3 -march=native -fPIC -shared -fno-math-errno -w";
-  if (have_sleef()) f += " -DTHEON_SLEEF=1";
+  std::vector<std::string> f = {"-std=c++20", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-w"};
+  if (have_sleef()) f.push_back("-DTHEON_SLEEF=1");
   return f;
 }
 
@@ -359,10 +354,10 @@ KernelFn find_kernel(const std::string& symbol) {
   return it == mc.by_symbol.end() ? nullptr : it->second;
 }
 
-// Opens a module and registers its kernels; false with `error` set when it cannot be opened or
-// lacks one of them.
-bool load(const std::string& path, const std::vector<KernelSource>& kernels, std::string& error) {
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+// Opens a verified module and registers its kernels; false with `error` set when it cannot
+// be opened or lacks one of them.
+bool load(const detail::VerifiedEntry& module, const std::vector<KernelSource>& kernels, std::string& error) {
+  void* h = dlopen(module.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     error = dlerror();
     return false;
@@ -371,7 +366,7 @@ bool load(const std::string& path, const std::vector<KernelSource>& kernels, std
   for (auto& k : kernels) {
     auto fn = reinterpret_cast<KernelFn>(dlsym(h, k.symbol.c_str()));
     if (!fn) {
-      error = "symbol " + k.symbol + " not found in " + path;
+      error = "symbol " + k.symbol + " not found in " + module.path;
       return false;
     }
     fns.push_back(fn);
@@ -382,58 +377,68 @@ bool load(const std::string& path, const std::vector<KernelSource>& kernels, std
   return true;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 // Compiles (or finds on disk) one module holding `kernels` and loads it; false with `error` set
 // on failure. The cache key covers the whole source, so a module is reused only for exactly
-// this set of kernels (a second process lowering the same function compiles nothing).
+// this set of kernels (a second process lowering the same function compiles nothing). The
+// compiler runs without a shell; its output goes to a log that the error names.
 bool build_module(std::vector<KernelSource> kernels, std::string& error) {
   std::sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
   std::string source = module_preamble();
   for (auto& k : kernels) source += "// " + k.label + "\nextern \"C\" void " + k.symbol + k.text;
   const std::string cxx = config().cxx;
-  const std::string flags = compile_flags();
-  const std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n" + flags + "\n" +
-                               kCodegenVersion + "\n" + cpu_identity();
-  const std::string key = detail::content_key(key_text);
-  const fs::path dir = fused_cache_dir();
-  const fs::path so = dir / (key + ".so");
-  if (fs::exists(so) && load(so.string(), kernels, error)) {
+  const std::vector<std::string> flags = compile_flags();
+  std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n";
+  for (auto& f : flags) key_text += f + " ";
+  key_text += std::string("\n") + kCodegenVersion + "\n" + cpu_identity();
+  const std::string name = detail::content_key(key_text) + ".so";
+  const detail::KernelCacheFolder folder("cpu");
+  if (detail::VerifiedEntry cached; folder.open(name, cached) && load(cached, kernels, error)) {
     ++g_loaded;
     return true;
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  static std::atomic<uint64_t> serial{0};  // distinct temporary names for concurrent builds in one process
-  const std::string tmp = (dir / (key + "." + std::to_string(getpid()) + "." + std::to_string(++serial))).string();
+  const std::string tmp = folder.temporary(name);
+  const std::string log = folder.log_path(name);
   {
     std::ofstream f(tmp + ".cpp");
     f << source;
+    f.close();
     if (!f) {
       error = "cannot write " + tmp + ".cpp";
+      std::error_code ec;
+      fs::remove(tmp + ".cpp", ec);
       return false;
     }
   }
-  std::string cmd = cxx + " " + flags + " " + tmp + ".cpp -o " + tmp + ".so" + (have_sleef() ? " -lsleef" : "") +
-                    " > " + tmp + ".log 2>&1";
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) {
-    std::ifstream log(tmp + ".log");
-    std::stringstream ss;
-    ss << log.rdbuf();
-    error = "'" + cmd + "' failed: " + ss.str().substr(0, 2000);
-    fs::remove(tmp + ".cpp", ec);
-    fs::remove(tmp + ".log", ec);
-    fs::remove(tmp + ".so", ec);
+  std::vector<std::string> argv = detail::split_words(cxx);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {tmp + ".cpp", "-o", tmp});
+  if (have_sleef()) argv.push_back("-lsleef");
+  const detail::ProcessResult run = detail::run_program(argv, log);
+  std::error_code ec;
+  fs::remove(tmp + ".cpp", ec);
+  if (!run.ok()) {
+    fs::remove(tmp, ec);
+    error = "the compiler (" + cxx + ") failed" + (run.error.empty() ? " with exit code " + std::to_string(run.exit_code)
+                                                                      : ": " + run.error) +
+            "; its output is in " + log + ":\n" + read_text(log).substr(0, 2000);
     return false;
   }
   ++g_compiled;
-  fs::rename(tmp + ".so", so, ec);  // atomic: parallel processes share the cache
-  if (ec) {
-    error = "cannot move the module into the cache: " + ec.message();
+  fs::remove(log, ec);
+  if (!folder.adopt(tmp, name, error)) return false;
+  detail::VerifiedEntry built;
+  if (!folder.open(name, built)) {
+    error = "the module just built was not found in the cache: " + folder.dir() + "/" + name;
     return false;
   }
-  fs::remove(tmp + ".cpp", ec);
-  fs::remove(tmp + ".log", ec);
-  return load(so.string(), kernels, error);
+  return load(built, kernels, error);
 }
 
 // From this many kernels on, a batch is compiled as two modules by two compiler processes at

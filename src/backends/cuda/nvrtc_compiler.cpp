@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -22,7 +23,6 @@ namespace theon::backends::cuda {
 
 extern const char* const kNvrtcPreamble;
 
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -120,26 +120,18 @@ std::string compile_cubin(const KernelSource& src, int arch) {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = memory.find(key); it != memory.end()) return it->second;
   }
-  const fs::path dir = detail::kernel_cache_dir("cuda");
-  const fs::path file = dir / (key + ".cubin");
+  // The disk cache verifies each cubin against the SHA-256 recorded when it was written; a
+  // failed write (a full disk) leaves nothing behind and costs only the next process a compile.
+  const detail::KernelCacheFolder folder("cuda");
+  const std::string name = key + ".cubin";
   std::string cubin;
-  if (std::ifstream in(file, std::ios::binary); in) {
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    cubin = ss.str();
-    if (!cubin.empty()) ++g_disk_hits;
-  }
-  if (cubin.empty()) {
+  if (detail::VerifiedEntry cached; folder.open(name, cached) && !cached.bytes.empty()) {
+    cubin = std::move(cached.bytes);
+    ++g_disk_hits;
+  } else {
     cubin = nvrtc_compile(src, arch);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    const fs::path tmp = dir / (key + ".tmp" + std::to_string(::getpid()));
-    if (std::ofstream out(tmp, std::ios::binary); out) {
-      out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-      out.close();
-      fs::rename(tmp, file, ec);  // atomic: a reader sees the whole file or none
-      if (ec) fs::remove(tmp, ec);
-    }
+    if (std::string error; !folder.store(name, cubin, error))
+      std::cerr << "theon: warning: the compiled CUDA kernel '" << src.name << "' was not cached: " << error << "\n";
   }
   std::lock_guard<std::mutex> lock(mu);
   return memory.emplace(key, std::move(cubin)).first->second;

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/fused_cpu.hpp"
 #include "ops/composite.hpp"
+#include "util/process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -109,11 +110,14 @@ TEST(FusedCpu, SecondProcessCompilesNothing) {
     function({w.a, w.b, w.c}, {w.y})({av, av, av});
     ASSERT_TRUE(fs::exists(backends::cpu::fused_cache_dir()));
   }
-  std::string cmd = "THEON_FUSED_CHILD=1 THEON_FUSED_TEST_DIR='" + root +
-                    "' /proc/" + std::to_string(getpid()) + "/exe --gtest_filter=FusedCpuChild.* > '" + root +
-                    "/child.log' 2>&1";
-  int rc = std::system(cmd.c_str());
-  EXPECT_EQ(rc, 0) << "child failed; see " << root << "/child.log";
+  // The child is this test binary, run without a shell (the root may contain anything).
+  setenv("THEON_FUSED_CHILD", "1", 1);
+  setenv("THEON_FUSED_TEST_DIR", root.c_str(), 1);
+  auto child = detail::run_program({"/proc/" + std::to_string(getpid()) + "/exe", "--gtest_filter=FusedCpuChild.*"},
+                                   root + "/child.log");
+  unsetenv("THEON_FUSED_CHILD");
+  unsetenv("THEON_FUSED_TEST_DIR");
+  EXPECT_TRUE(child.ok()) << "child failed (" << child.error << "); see " << root << "/child.log";
   std::ifstream log(root + "/child.log");
   std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("[  PASSED  ] 1 test"), std::string::npos) << text;

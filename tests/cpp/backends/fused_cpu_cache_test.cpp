@@ -1,0 +1,211 @@
+// The CPU backend's generated modules go through the verified kernel cache: a planted,
+// patched or truncated module is never dlopen'ed (its constructor never runs, its "kernels"
+// never give results), it is rebuilt; the compiler runs without a shell, so cache paths with
+// spaces, quotes, ';' or '$(...)' work and run nothing else; a failed compile names its log.
+#include <theon/theon.hpp>
+
+#include "backends/cpu/fused_cpu.hpp"
+#include "util/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+namespace theon {
+namespace {
+
+namespace fs = std::filesystem;
+using backends::cpu::fused_stats;
+
+// Code generation on, in a compiledir of its own, for one test.
+struct Codegen {
+  std::string cxx = config().cxx, dir = config().compiledir;
+  fs::path base;
+  explicit Codegen(const std::string& tag)
+      : base(fs::temp_directory_path() / ("theon-fused-cache-" + std::to_string(getpid()) + "-" + tag)) {
+    fs::remove_all(base);
+    fs::create_directories(base);
+    config().cxx = "c++";
+  }
+  void use(const fs::path& compiledir) { config().compiledir = compiledir.string(); }
+  ~Codegen() {
+    config().cxx = cxx;
+    config().compiledir = dir;
+    std::error_code ec;
+    fs::remove_all(base, ec);
+  }
+};
+
+struct Program {
+  Var a = tensor::vector("a"), b = tensor::vector("b");
+  Var y = tensor::tanh(a * b) + tensor::exp(-a) * 2.0;
+  Array av = Array::randn({1000}, 1), bv = Array::randn({1000}, 2);
+  Array run() { return function({a, b}, {y})({av, bv})[0]; }
+  Array reference() { return function({a, b}, {y}, {.mode = "none"})({av, bv})[0]; }
+};
+
+// The one module in `dir` (a compiledir's cpu/ folder).
+fs::path only_module(const fs::path& dir) {
+  fs::path found;
+  int n = 0;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") found = e.path(), ++n;
+  EXPECT_EQ(n, 1) << dir;
+  return found;
+}
+
+// A module with a constructor that leaves `marker`, exporting `symbols` as "kernels" that
+// fill their first output with 42: what an attacker (or a stray file) would plant.
+std::string planted_source(const fs::path& marker, const std::vector<std::string>& symbols) {
+  std::ostringstream s;
+  s << "#include <cstdio>\n#include <cstdint>\n"
+    << "__attribute__((constructor)) static void planted() { if (FILE* f = std::fopen(\"" << marker.string()
+    << "\", \"w\")) std::fclose(f); }\n";
+  for (auto& sym : symbols)
+    s << "extern \"C\" void " << sym
+      << "(const int64_t* shape, char* const* ptrs, const int64_t*, int64_t, int64_t) {"
+         " float* o = reinterpret_cast<float*>(ptrs[0]); for (int64_t i = 0; i < shape[0]; ++i) o[i] = 42; }\n";
+  return s.str();
+}
+
+std::vector<std::string> kernel_symbols(const fs::path& module) {
+  std::vector<std::string> out;
+  auto r = detail::run_capture({"nm", "-D", "--defined-only", module.string()});
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (auto at = line.find(" theon_k"); at != std::string::npos) out.push_back(line.substr(at + 1));
+  return out;
+}
+
+TEST(FusedCpuCache, PlantedModuleIsNeverLoaded) {
+  Codegen on("planted");
+  Program p;
+  const Array want = p.reference();
+  // Learn the module's name and kernels from a first, honest build.
+  on.use(on.base / "honest");
+  ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
+  const fs::path honest = only_module(on.base / "honest" / "cpu");
+  const std::vector<std::string> symbols = kernel_symbols(honest);
+  // A second cache holds, under that name and with the honest module's record, a planted one.
+  const fs::path victim = on.base / "victim", marker = on.base / "planted-constructor-ran";
+  fs::create_directories(victim / "cpu");
+  fs::permissions(victim, fs::perms::owner_all);
+  fs::permissions(victim / "cpu", fs::perms::owner_all);
+  const fs::path src = on.base / "planted.cpp", planted = victim / "cpu" / honest.filename();
+  std::ofstream(src) << planted_source(marker, symbols);
+  auto built = detail::run_program({"c++", "-shared", "-fPIC", src.string(), "-o", planted.string()}, "");
+  ASSERT_TRUE(built.ok()) << built.error;
+  fs::copy_file(honest.string() + ".sha256", planted.string() + ".sha256");
+
+  on.use(victim);
+  const auto before = fused_stats();
+  testing::internal::CaptureStderr();
+  const Array got = p.run();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(fs::exists(marker)) << "the planted module was dlopen'ed";
+  EXPECT_TRUE(allclose(got, want, 1e-5, 1e-6)) << "the planted kernels gave the results";
+  EXPECT_EQ(fused_stats().compiled, before.compiled + 1) << "the module is rebuilt";
+  EXPECT_EQ(fused_stats().interpreted_calls, before.interpreted_calls);
+  EXPECT_NE(err.find("different from the bytes recorded"), std::string::npos) << err;
+}
+
+TEST(FusedCpuCache, PatchedOrTruncatedModuleIsRebuilt) {
+  Codegen on("patched");
+  Program p;
+  const Array want = p.reference();
+  for (const char* how : {"truncated", "patched", "empty"}) {
+    const fs::path dir = on.base / how;
+    on.use(dir);
+    ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
+    const fs::path module = only_module(dir / "cpu");
+    const auto size = fs::file_size(module);
+    if (std::string(how) == "truncated") fs::resize_file(module, size / 2);
+    if (std::string(how) == "empty") fs::resize_file(module, 0);
+    if (std::string(how) == "patched") {
+      std::fstream f(module, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(size / 2));
+      f.put('\x7f');
+    }
+    // A fresh process would look on disk; here a second compiledir path with the same folder
+    // (through a symlink of ours) makes this process look again.
+    const fs::path again = on.base / (std::string(how) + "-again");
+    fs::create_directory_symlink(dir, again);
+    on.use(again);
+    const auto before = fused_stats();
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(allclose(p.run(), want, 1e-5, 1e-6)) << how;
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(fused_stats().compiled, before.compiled + 1) << how;
+    EXPECT_EQ(fused_stats().loaded_from_disk, before.loaded_from_disk) << how;
+    EXPECT_EQ(fused_stats().interpreted_calls, before.interpreted_calls) << how;
+  }
+}
+
+// The compiler gets an argument vector: these cache paths used to break the shell command
+// (or run what they contain).
+TEST(FusedCpuCache, CompiledirWithShellCharactersWorksAndRunsNothingElse) {
+  Codegen on("shell");
+  Program p;
+  const Array want = p.reference();
+  const fs::path pwned = on.base / "pwned";
+  for (const std::string& name : std::vector<std::string>{"with space", "semi;colon", "dollar $(touch " + pwned.string() + ")",
+                                 "quote ' and \" and `touch " + pwned.string() + "`"}) {
+    on.use(on.base / name / "cache");
+    const auto before = fused_stats();
+    EXPECT_TRUE(allclose(p.run(), want, 1e-5, 1e-6)) << name;
+    EXPECT_EQ(fused_stats().compiled, before.compiled + 1) << name;
+    EXPECT_EQ(fused_stats().interpreted_calls, before.interpreted_calls) << name;
+    EXPECT_FALSE(fs::exists(pwned)) << name;
+  }
+}
+
+TEST(FusedCpuCache, HomeWithShellCharactersWorks) {
+  Codegen on("home");
+  Program p;
+  const Array want = p.reference();
+  const fs::path home = on.base / "home of $(id); 'x'";
+  fs::create_directories(home);
+  const std::string saved_home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  const std::string saved_xdg = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
+  setenv("HOME", home.c_str(), 1);
+  unsetenv("XDG_CACHE_HOME");
+  config().compiledir = "";
+  const auto before = fused_stats();
+  const Array got = p.run();
+  const auto after = fused_stats();
+  if (saved_home.empty()) unsetenv("HOME"); else setenv("HOME", saved_home.c_str(), 1);
+  if (!saved_xdg.empty()) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+  EXPECT_TRUE(allclose(got, want, 1e-5, 1e-6));
+  EXPECT_EQ(after.compiled, before.compiled + 1);
+  EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
+  EXPECT_TRUE(fs::exists(home / ".cache" / "theon" / "cpu"));
+}
+
+TEST(FusedCpuCache, FailedCompileNamesItsLog) {
+  Codegen on("log");
+  on.use(on.base / "cache");
+  config().cxx = "c++ -fno-such-option-for-theon";
+  Program p;
+  testing::internal::CaptureStderr();
+  const Array got = p.run();
+  const std::string err = testing::internal::GetCapturedStderr();
+  config().cxx = "c++";
+  EXPECT_TRUE(allclose(got, p.reference(), 1e-5, 1e-6));
+  const size_t at = err.find("its output is in ");
+  ASSERT_NE(at, std::string::npos) << err;
+  std::string log = err.substr(at + 17);
+  log = log.substr(0, log.find(":\n"));
+  std::ifstream f(log);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("no-such-option-for-theon"), std::string::npos) << log << ": " << text;
+}
+
+}  // namespace
+}  // namespace theon

@@ -1,0 +1,295 @@
+// The kernel cache's rules (util/kernel_cache): private folders, entries verified against the
+// SHA-256 recorded when they were written, stale temporaries removed, a size limit with LRU
+// eviction, clearing. The CPU backend's use of it (planted modules, compiler without a shell)
+// is tested in backends/fused_cpu_cache_test.cpp.
+#include <theon/config.hpp>
+#include <theon/kernel_cache.hpp>
+
+#include "util/kernel_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace theon {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::KernelCacheFolder;
+using detail::VerifiedEntry;
+
+// A fresh compiledir for one test (its name has a space and shell characters on purpose).
+struct ScratchCache {
+  fs::path base, root;
+  std::string saved;
+  int64_t saved_limit;
+  explicit ScratchCache(const std::string& tag)
+      : base(fs::temp_directory_path() / ("theon-cache-test-" + std::to_string(getpid()) + "-" + tag)),
+        root(base / "kernel cache; $(x)"),
+        saved(config().compiledir),
+        saved_limit(config().compiledir_max_mb) {
+    fs::remove_all(base);
+    fs::create_directories(base);
+    config().compiledir = root.string();
+  }
+  ~ScratchCache() {
+    config().compiledir = saved;
+    config().compiledir_max_mb = saved_limit;
+    std::error_code ec;
+    fs::permissions(base, fs::perms::owner_all, ec);
+    fs::remove_all(base, ec);
+  }
+};
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st{};
+  EXPECT_EQ(stat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+TEST(KernelCache, FoldersAreCreatedPrivate) {
+  ScratchCache cache("private");
+  const std::string dir = detail::kernel_cache_dir("cpu");
+  EXPECT_EQ(dir, cache.root.string() + "/cpu");
+  EXPECT_EQ(mode_of(cache.root), 0700u);
+  EXPECT_EQ(mode_of(dir), 0700u);
+  EXPECT_EQ(detail::untrusted_dir_reason(dir), "");
+  EXPECT_EQ(kernel_cache_info().root, cache.root.string());
+  EXPECT_EQ(kernel_cache_info().refused, "");
+}
+
+TEST(KernelCache, GroupOrWorldWritableFolderIsRefused) {
+  ScratchCache cache("writable");
+  fs::create_directories(cache.root);
+  fs::permissions(cache.root, fs::perms::all);  // 0777, as a shared /tmp folder would be
+  testing::internal::CaptureStderr();
+  const std::string dir = detail::kernel_cache_dir("cpu");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(dir.find(cache.root.string()), std::string::npos) << dir;
+  EXPECT_NE(err.find(cache.root.string()), std::string::npos) << err;
+  EXPECT_NE(err.find("writable by group or others (mode 0777)"), std::string::npos) << err;
+  EXPECT_NE(err.find("private temporary folder"), std::string::npos) << err;
+  EXPECT_EQ(mode_of(dir), 0700u);
+  EXPECT_FALSE(fs::exists(cache.root / "cpu")) << "nothing is written into a refused folder";
+  const KernelCacheInfo info = kernel_cache_info();
+  EXPECT_NE(info.refused.find("writable by group or others"), std::string::npos) << info.refused;
+  EXPECT_EQ(info.root + "/cpu", dir);
+}
+
+TEST(KernelCache, FolderOwnedByAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a folder owned by another user";
+  ScratchCache cache("owner");
+  fs::create_directories(cache.root);
+  ASSERT_EQ(chmod(cache.root.c_str(), 0700), 0);
+  ASSERT_EQ(chown(cache.root.c_str(), 4242, 4242), 0);
+  testing::internal::CaptureStderr();
+  const std::string dir = detail::kernel_cache_dir("cpu");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(dir.find(cache.root.string()), std::string::npos) << dir;
+  EXPECT_NE(err.find("owned by uid 4242, not by this user (uid 0)"), std::string::npos) << err;
+}
+
+TEST(KernelCache, SymlinkOwnedByAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a symlink owned by another user";
+  ScratchCache cache("symlink");
+  const fs::path target = cache.base / "target";
+  fs::create_directories(target);
+  ASSERT_EQ(chmod(target.c_str(), 0700), 0);
+  const fs::path link = cache.base / "link";
+  fs::create_directory_symlink(target, link);
+  ASSERT_EQ(lchown(link.c_str(), 4242, 4242), 0);
+  config().compiledir = (link / "theon").string();
+  testing::internal::CaptureStderr();
+  const std::string dir = detail::kernel_cache_dir("cpu");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(dir.find(cache.base.string()), std::string::npos) << dir;
+  EXPECT_NE(err.find("reached through the symlink " + link.string() + ", owned by uid 4242"), std::string::npos)
+      << err;
+  // The same folder through a symlink of this user's is fine.
+  const fs::path own = cache.base / "own";
+  fs::create_directory_symlink(target, own);
+  config().compiledir = (own / "theon").string();
+  EXPECT_EQ(detail::kernel_cache_dir("cpu"), (own / "theon" / "cpu").string());
+}
+
+TEST(KernelCache, WithoutHomeTheFallbackIsPerUser) {
+  ScratchCache cache("nohome");
+  config().compiledir = "";
+  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  std::string xdg = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
+  unsetenv("HOME");
+  unsetenv("XDG_CACHE_HOME");
+  const std::string root = detail::kernel_cache_root();
+  if (!home.empty()) setenv("HOME", home.c_str(), 1);
+  if (!xdg.empty()) setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  EXPECT_NE(root, "/tmp/theon-cache");
+  EXPECT_EQ(detail::untrusted_dir_reason(root), "") << root;
+  EXPECT_EQ(mode_of(root) & 077, 0u) << root;
+  EXPECT_TRUE(root == "/tmp/theon-cache-" + std::to_string(geteuid()) || root.find("/theon-kernels-") != std::string::npos)
+      << root;
+}
+
+TEST(KernelCache, StoredEntriesVerify) {
+  ScratchCache cache("roundtrip");
+  KernelCacheFolder folder("cpu");
+  std::string error;
+  const std::string bytes(5000, 'k');
+  ASSERT_TRUE(folder.store("k1.bin", bytes, error)) << error;
+  const fs::path path = fs::path(folder.dir()) / "k1.bin";
+  EXPECT_EQ(read_file(path.string() + ".sha256"), "sha256 " + detail::sha256_hex(bytes) + " 5000\n");
+  EXPECT_EQ(mode_of(path) & 022, 0u);
+  VerifiedEntry e;
+  ASSERT_TRUE(folder.open("k1.bin", e));
+  EXPECT_EQ(e.bytes, bytes);
+  EXPECT_EQ(read_file(e.path), bytes);
+  VerifiedEntry missing;
+  EXPECT_FALSE(folder.open("nothing.bin", missing));
+}
+
+TEST(KernelCache, Sha256MatchesTheStandardVector) {
+  EXPECT_EQ(detail::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(detail::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// Each way an entry can differ from what was written is refused and removed.
+TEST(KernelCache, TamperedEntriesAreNeverUsed) {
+  ScratchCache cache("tamper");
+  KernelCacheFolder folder("cpu");
+  const fs::path dir = folder.dir();
+  const std::string good(4096, 'g'), other(4096, 'o');
+  struct Case {
+    const char* what;
+    void (*spoil)(const fs::path& entry, const std::string& other);
+  } cases[] = {
+      {"truncated", [](const fs::path& p, const std::string&) { fs::resize_file(p, 100); }},
+      {"empty", [](const fs::path& p, const std::string&) { fs::resize_file(p, 0); }},
+      {"patched", [](const fs::path& p, const std::string&) {
+         std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+         f.seekp(2000);
+         f.put('X');
+       }},
+      {"foreign", [](const fs::path& p, const std::string& o) { write_file(p, o); }},
+      {"record removed", [](const fs::path& p, const std::string&) { fs::remove(p.string() + ".sha256"); }},
+      {"group-writable", [](const fs::path& p, const std::string&) { fs::permissions(p, fs::perms::group_write, fs::perm_options::add); }},
+      {"replaced by a symlink", [](const fs::path& p, const std::string&) {
+         fs::remove(p);
+         fs::create_symlink("/etc/hostname", p);
+       }},
+  };
+  for (auto& c : cases) {
+    std::string error;
+    ASSERT_TRUE(folder.store("k.bin", good, error)) << error;
+    c.spoil(dir / "k.bin", other);
+    testing::internal::CaptureStderr();
+    VerifiedEntry e;
+    EXPECT_FALSE(folder.open("k.bin", e)) << c.what;
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("it is removed and rebuilt"), std::string::npos) << c.what << ": " << err;
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "k.bin"))) << c.what;
+    EXPECT_FALSE(fs::exists(dir / "k.bin.sha256")) << c.what;
+  }
+}
+
+TEST(KernelCache, FailedWritesLeaveNothing) {
+  ScratchCache cache("fullfs");
+  KernelCacheFolder folder("cuda");
+  // A file-size limit makes writes fail as a full disk would (EFBIG instead of ENOSPC).
+  struct rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 1000;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  const bool stored = folder.store("big.cubin", std::string(100000, 'c'), error);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(stored);
+  EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_empty(folder.dir())) << "no truncated entry, record or temporary is kept";
+  VerifiedEntry e;
+  EXPECT_FALSE(folder.open("big.cubin", e));
+}
+
+TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
+  ScratchCache cache("stale");
+  const fs::path dir = cache.root / "cpu";
+  fs::create_directories(dir);
+  fs::permissions(cache.root, fs::perms::owner_all);
+  fs::permissions(dir, fs::perms::owner_all);
+  const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  // A killed compile (its process is gone), a live writer's, an ancient one, and an entry.
+  const fs::path dead = dir / "aa.so.tmp-999999999-1.cpp", live = dir / ("bb.so.tmp-" + std::to_string(getpid()) + "-1"),
+                 ancient = dir / ("cc.so.tmp-" + std::to_string(getpid()) + "-2"), entry = dir / "dd.so";
+  for (auto& p : {dead, live, ancient, entry}) write_file(p, "x");
+  fs::last_write_time(dead, old);
+  fs::last_write_time(live, old);
+  fs::last_write_time(ancient, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  KernelCacheFolder folder("cpu");  // the first use of the folder in this process sweeps it
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_FALSE(fs::exists(ancient));
+  EXPECT_TRUE(fs::exists(entry));
+}
+
+TEST(KernelCache, SizeLimitEvictsTheLeastRecentlyUsed) {
+  ScratchCache cache("limit");
+  config().compiledir_max_mb = 1;
+  KernelCacheFolder cpu("cpu"), cuda("cuda");
+  const std::string block(400 * 1024, 'b');
+  std::string error;
+  ASSERT_TRUE(cpu.store("a.so", block, error)) << error;
+  ASSERT_TRUE(cuda.store("b.cubin", block, error)) << error;
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(fs::path(cpu.dir()) / "a.so", now - std::chrono::minutes(10));
+  fs::last_write_time(fs::path(cuda.dir()) / "b.cubin", now - std::chrono::minutes(5));
+  {
+    VerifiedEntry used;  // a is used now: b becomes the least recently used
+    ASSERT_TRUE(cpu.open("a.so", used));
+  }
+  ASSERT_TRUE(cpu.store("c.so", block, error)) << error;  // 1.2 MiB > 1 MiB
+  EXPECT_TRUE(fs::exists(fs::path(cpu.dir()) / "a.so"));
+  EXPECT_FALSE(fs::exists(fs::path(cuda.dir()) / "b.cubin"));
+  EXPECT_FALSE(fs::exists(fs::path(cuda.dir()) / "b.cubin.sha256"));
+  EXPECT_TRUE(fs::exists(fs::path(cpu.dir()) / "c.so"));
+  const KernelCacheInfo info = kernel_cache_info();
+  EXPECT_EQ(info.entries, 2);
+  EXPECT_LE(info.bytes, info.limit_bytes);
+  EXPECT_EQ(info.limit_bytes, 1 << 20);
+}
+
+TEST(KernelCache, ClearRemovesEverything) {
+  ScratchCache cache("clear");
+  KernelCacheFolder cpu("cpu"), cuda("cuda");
+  std::string error;
+  ASSERT_TRUE(cpu.store("a.so", std::string(1000, 'a'), error)) << error;
+  ASSERT_TRUE(cuda.store("b.cubin", std::string(2000, 'b'), error)) << error;
+  write_file(cpu.log_path("z.so"), "compiler said no");
+  EXPECT_EQ(kernel_cache_info().entries, 2);
+  EXPECT_GE(clear_kernel_cache(), 3000);
+  EXPECT_EQ(kernel_cache_info().entries, 0);
+  EXPECT_TRUE(fs::is_empty(cpu.dir()));
+  EXPECT_TRUE(fs::is_empty(cuda.dir()));
+}
+
+}  // namespace
+}  // namespace theon
