@@ -1,6 +1,8 @@
 // config(): typed get/set by key (the option table comes from include/theon/options.def).
 #include "bindings.hpp"
 
+#include <theon/kernel_cache.hpp>
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -44,6 +46,19 @@ void init_config(nb::module_& m) {
   c.def("apply_flags", [](const std::string& f, const std::string& s) { config().apply_flags(f, s); },
         nb::arg("flags"), nb::arg("source") = "THEON_FLAGS");
   c.def("canonical_mode", &canonical_mode, nb::arg("mode"));
+
+  nb::module_ k = m.def_submodule("kernel_cache", "theon::kernel_cache_info / clear_kernel_cache");
+  k.def("info", [] {
+    const KernelCacheInfo i = kernel_cache_info();
+    nb::dict d;
+    d["root"] = i.root;
+    d["refused"] = i.refused;
+    d["entries"] = i.entries;
+    d["bytes"] = i.bytes;
+    d["limit_bytes"] = i.limit_bytes;
+    return d;
+  });
+  k.def("clear", &clear_kernel_cache, "Removes every cached kernel; returns the bytes removed.");
 }
 
 }  // namespace theon::py
