@@ -77,6 +77,11 @@ class Array {
   /// Copies `values` (size must equal the product of `shape`; a 1-d shape when omitted).
   template <class T>
   static Array from_vector(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt);
+  /// The same with a braced shape: `Array::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3})`.
+  template <class T>
+  static Array from_vector(const std::vector<T>& values, const Shape& shape) {
+    return from_vector(values, std::optional<Shape>(shape));
+  }
 
   bool defined() const { return buffer_ != nullptr; }
   DType dtype() const { return dtype_; }

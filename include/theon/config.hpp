@@ -1,11 +1,13 @@
 // Theon's configuration: a mutable, typed object read when a function is compiled.
 //
-//   config().floatX = DType::Float64;      // or config().set("floatX", "float64")
+//   config().floatX = DType::Float64;      // or = "float64", or config().set("floatX", "float64")
 //   config().mode = "FAST_COMPILE";        // mode names are case-insensitive
 //
 // At first use it reads ~/.theonrc (key=value lines), then THEANO_FLAGS, then THEON_FLAGS
 // ("key=value,key=value", Theano's format). Theano keys that Theon does not support warn
-// once; unknown keys and malformed values raise ConfigError.
+// once; unknown keys and malformed values raise ConfigError, and a rejected flag string applies
+// nothing. Options not implemented yet (profile, contexts, print_active_device) warn once when
+// set; Theano's warn.* keys are accepted and ignored with one warning.
 #pragma once
 #include <theon/dtype.hpp>
 
@@ -14,6 +16,22 @@
 #include <vector>
 
 namespace theon {
+
+/// The type of `config().floatX`: a DType that is float32 or float64, assignable from a DType
+/// or a dtype name (`config().floatX = "float64"`); anything else throws ConfigError.
+class FloatX {
+ public:
+  FloatX(DType dtype);  // NOLINT: implicit, as the option used to be a plain DType
+  FloatX(const char* name);
+  FloatX(const std::string& name);
+  operator DType() const { return dtype_; }
+  DType dtype() const { return dtype_; }
+  friend bool operator==(FloatX a, FloatX b) { return a.dtype_ == b.dtype_; }
+  friend bool operator==(FloatX a, DType b) { return a.dtype_ == b; }
+
+ private:
+  DType dtype_;
+};
 
 struct Config {
 #define THEON_OPTION(name, type, def, doc) type name = def;
@@ -30,6 +48,9 @@ struct Config {
   void apply_flags(const std::string& flags, const std::string& source = "THEON_FLAGS");
   /// Names of all options.
   static std::vector<std::string> keys();
+  /// Theano options that Theon accepts and ignores (warn.*, lib.cnmem, ...), as last set:
+  /// reading one back gives what was set.
+  std::vector<std::pair<std::string, std::string>> ignored_theano_options;
 };
 
 /// The process-wide configuration (created, and flags read, on first call).

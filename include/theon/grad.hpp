@@ -12,6 +12,7 @@
 #include <theon/var.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,8 @@ struct GradOptions {
 /// graph like any other (grad of grad works). Integer variables are not differentiable.
 std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOptions& options = {});
 Var grad(const Var& cost, const Var& wrt, const GradOptions& options = {});
+/// A braced list is always the list form: `grad(cost, {v})[0]` is v's whole gradient.
+std::vector<Var> grad(const Var& cost, std::initializer_list<Var> wrt, const GradOptions& options = {});
 
 /// x in the forward pass; its gradient is treated as disconnected (stops backpropagation).
 Var disconnected_grad(const Var& x);

@@ -7,6 +7,7 @@
 #pragma once
 #include <theon/var.hpp>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,7 +79,18 @@ Var where(const Var& cond, const Var& a, const Var& b);
 Var cast(const Var& x, DType dtype);
 
 // ---- reductions (axis std::nullopt = all axes; negative axes count from the end) ----
-using Axes = std::optional<std::vector<int>>;
+/// Reduction axes: all of them (the default, or std::nullopt), one (`sum(x, 0)`) or a list
+/// (`mean(x, {0, 1})`, a std::vector<int>). A bool is refused: `sum(x, true)` is a mistake
+/// for keepdims.
+struct Axes : std::optional<std::vector<int>> {
+  Axes() = default;
+  Axes(std::nullopt_t) {}
+  Axes(int axis) : std::optional<std::vector<int>>(std::vector<int>{axis}) {}
+  Axes(std::initializer_list<int> axes) : std::optional<std::vector<int>>(std::vector<int>(axes)) {}
+  Axes(std::vector<int> axes) : std::optional<std::vector<int>>(std::move(axes)) {}
+  Axes(std::optional<std::vector<int>> axes) : std::optional<std::vector<int>>(std::move(axes)) {}
+  Axes(bool) = delete;
+};
 Var sum(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
 Var mean(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
 Var prod(const Var& x, Axes axis = std::nullopt, bool keepdims = false);

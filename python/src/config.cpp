@@ -13,7 +13,7 @@ nb::object to_py(bool v) { return nb::bool_(v); }
 [[maybe_unused]] nb::object to_py(int64_t v) { return nb::int_(v); }
 [[maybe_unused]] nb::object to_py(double v) { return nb::float_(v); }
 nb::object to_py(const std::string& v) { return nb::str(v.c_str()); }
-nb::object to_py(DType v) { return nb::str(std::string(dtype_name(v)).c_str()); }
+nb::object to_py(FloatX v) { return nb::str(std::string(dtype_name(v)).c_str()); }
 
 nb::object config_get(const std::string& key) {
   Config& c = config();

@@ -32,7 +32,12 @@ def _text(value):
 
 def _set(key, value):
     """Sets a Theon option; a Theano option Theon does not use (exception_verbosity,
-    gpuarray.preallocate, ...) goes through the flag parser, which warns once and ignores it."""
+    gpuarray.preallocate, warn.*, ...) goes through the flag parser, which warns once and
+    ignores it. None is never a value (``config.mode = None`` would otherwise mean mode none)."""
+    if value is None:
+        from .errors import ConfigError
+        raise ConfigError(f"theon.config.{key} = None: config options take a value "
+                          f"(currently {_cfg.get_text(key) if key in _cfg.keys() else 'unset'!r})")
     if key in _cfg.keys():
         _cfg.set(key, _text(value))
     else:
@@ -130,3 +135,8 @@ class change_flags(contextlib.ContextDecorator):
 
 
 config = TheonConfigParser()
+
+# THEON_FLAGS, THEANO_FLAGS and ~/.theonrc are read now, so that a rejected flag string is
+# reported when theon is imported (a ConfigError naming the entry; nothing of it applied),
+# not as an AttributeError on theon.config.floatX later.
+_cfg.get_text("floatX")

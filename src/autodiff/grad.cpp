@@ -136,6 +136,10 @@ std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOp
 
 Var grad(const Var& cost, const Var& wrt, const GradOptions& options) { return grad(cost, std::vector<Var>{wrt}, options)[0]; }
 
+std::vector<Var> grad(const Var& cost, std::initializer_list<Var> wrt, const GradOptions& options) {
+  return grad(cost, std::vector<Var>(wrt), options);
+}
+
 Var disconnected_grad(const Var& x) {
   if (!x.defined()) throw ValueError("disconnected_grad: undefined Var");
   return Var(graph::make_output(std::make_shared<autodiff::GradientBlock>(false), {x.node()}, x.node()->type));

@@ -25,26 +25,42 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Theano options that Theon accepts and ignores, with one warning per key and process.
-const std::set<std::string>& theano_only_keys() {
+// Theano options that Theon accepts and ignores, with one warning per key and process; any
+// key under Theano's warn.* section is one of them.
+bool is_theano_only_key(const std::string& key) {
   static const std::set<std::string> keys = {
       "force_device", "init_gpu_device", "warn_float64", "exception_verbosity", "lib.cnmem",
       "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp", "openmp_elemwise_minsize",
       "dnn.enabled", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_data", "dnn.conv.algo_bwd_filter", "blas.ldflags",
       "traceback.limit", "scan.allow_gc", "allow_gc", "linker", "optimizer", "cycle_detection", "on_opt_error",
       "compute_test_value", "gcc.cxxflags", "base_compiledir", "unittests.rseed", "assert_no_cpu_op",
-      "reoptimize_unpickled_function", "mode.check_py_code", "on_unused_input", "warn.round", "nocleanup",
-      "optdb.max_use_ratio", "metaopt.verbose", "pycuda.init", "experimental.local_alloc_elemwise"};
-  return keys;
+      "reoptimize_unpickled_function", "mode.check_py_code", "on_unused_input", "nocleanup",
+      "optdb.max_use_ratio", "metaopt.verbose", "pycuda.init", "experimental.local_alloc_elemwise", "cast_policy"};
+  return keys.count(key) || (key.rfind("warn.", 0) == 0 && key.size() > 5);
 }
 
-void warn_theano_key_once(const std::string& key, const std::string& source) {
+// Options Theon declares but whose feature has not landed yet: setting one warns, once.
+bool is_not_implemented_yet(const std::string& key) {
+  return key == "profile" || key == "contexts" || key == "print_active_device";
+}
+
+// Warnings of a flag string wait until the whole string is accepted (a rejected string
+// applies nothing and says nothing else); then each is printed once per process.
+thread_local std::vector<std::string>* t_pending_warnings = nullptr;
+
+void warn_once(const std::string& message) {
+  if (t_pending_warnings) {
+    t_pending_warnings->push_back(message);
+    return;
+  }
   static std::mutex mutex;
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lock(mutex);
-  if (warned.insert(key).second)
-    std::cerr << "theon: warning: " << source << " key '" << key
-              << "' is a Theano option that Theon does not support; it is ignored\n";
+  if (warned.insert(message).second) std::cerr << "theon: warning: " << message << "\n";
+}
+
+void warn_theano_key_once(const std::string& key, const std::string& source) {
+  warn_once(source + " key '" + key + "' is a Theano option that Theon does not support; it is ignored");
 }
 
 bool parse_bool(const std::string& key, const std::string& v) {
@@ -54,17 +70,7 @@ bool parse_bool(const std::string& key, const std::string& v) {
   throw ConfigError("config option '" + key + "': expected a boolean (True/False), got '" + v + "'");
 }
 
-void assign(const std::string& key, DType& field, const std::string& v) {
-  DType t;
-  try {
-    t = parse_dtype(trim(v));
-  } catch (const TypeError&) {
-    throw ConfigError("config option '" + key + "': unknown dtype '" + v + "'");
-  }
-  if (key == "floatX" && t != DType::Float32 && t != DType::Float64)
-    throw ConfigError("config option 'floatX' must be float32 or float64, got '" + v + "'");
-  field = t;
-}
+void assign(const std::string&, FloatX& field, const std::string& v) { field = FloatX(trim(v)); }
 void assign(const std::string&, std::string& field, const std::string& v) { field = v; }
 void assign(const std::string& key, bool& field, const std::string& v) { field = parse_bool(key, v); }
 [[maybe_unused]] void assign(const std::string& key, int64_t& field, const std::string& v) {
@@ -86,7 +92,7 @@ void assign(const std::string& key, bool& field, const std::string& v) { field =
   throw ConfigError("config option '" + key + "': expected a number, got '" + v + "'");
 }
 
-std::string show(DType t) { return std::string(dtype_name(t)); }
+std::string show(FloatX t) { return std::string(dtype_name(t)); }
 std::string show(const std::string& s) { return s; }
 std::string show(bool b) { return b ? "True" : "False"; }
 [[maybe_unused]] std::string show(int64_t i) { return std::to_string(i); }
@@ -98,7 +104,10 @@ void validate(const std::string& key, const Config& c) {
     throw ConfigError("config option 'on_fallback' must be warn, raise or ignore, got '" + c.on_fallback + "'");
   if (key == "device") {
     const std::string& d = c.device;
-    bool ok = d == "cpu" || d == "cuda" || d == "auto";
+    if (d == "auto")
+      throw ConfigError("config option 'device': 'auto' (placement chosen by a cost model) is not implemented yet; "
+                        "use cpu, cuda or cudaN");
+    bool ok = d == "cpu" || d == "cuda";
     if (!ok && d.rfind("cuda", 0) == 0 && d.size() > 4)
       ok = std::all_of(d.begin() + 4, d.end(), [](unsigned char ch) { return std::isdigit(ch); });
     if (!ok) throw ConfigError("config option 'device' must be cpu, cuda or cudaN, got '" + d + "'");
@@ -106,6 +115,23 @@ void validate(const std::string& key, const Config& c) {
 }
 
 }  // namespace
+
+FloatX::FloatX(DType dtype) : dtype_(dtype) {
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    throw ConfigError("config option 'floatX' must be float32 or float64, got " + std::string(dtype_name(dtype)));
+}
+
+FloatX::FloatX(const std::string& name) : dtype_(DType::Float32) {
+  DType t;
+  try {
+    t = parse_dtype(trim(name));
+  } catch (const TypeError&) {
+    throw ConfigError("config option 'floatX': unknown dtype '" + name + "' (expected float32 or float64)");
+  }
+  *this = FloatX(t);
+}
+
+FloatX::FloatX(const char* name) : FloatX(std::string(name ? name : "")) {}
 
 std::string canonical_mode(const std::string& mode) {
   std::string m = lower(trim(mode));
@@ -130,6 +156,8 @@ void Config::set(const std::string& raw_key, const std::string& value) {
     assign(key, next.name, trim(value));   \
     validate(key, next);                   \
     *this = next;                          \
+    if (is_not_implemented_yet(key))       \
+      warn_once("config option '" + key + "' is not implemented yet; setting it has no effect"); \
     return;                                \
   }
 #include <theon/options.def>
@@ -146,6 +174,8 @@ std::string Config::get(const std::string& key) const {
   if (key == #name) return show(name);
 #include <theon/options.def>
 #undef THEON_OPTION
+  for (auto& [k, v] : ignored_theano_options)
+    if (k == key) return v;
   throw ConfigError("unknown config option '" + key + "'");
 }
 
@@ -158,28 +188,46 @@ std::string Config::describe() const {
 }
 
 void Config::apply_flags(const std::string& flags, const std::string& source) {
-  std::stringstream ss(flags);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (trim(item).empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw ConfigError(source + ": malformed entry '" + item + "' (expected key=value)");
-    std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    if (key.empty()) throw ConfigError(source + ": malformed entry '" + item + "' (empty key)");
-    if (key == "floatx") key = "floatX";
-    auto all = keys();
-    if (std::find(all.begin(), all.end(), key) == all.end() && theano_only_keys().count(key)) {
-      warn_theano_key_once(key, source);
-      continue;
-    }
-    try {
-      set(key, value);
-    } catch (ConfigError& e) {
-      e.add_context("(from " + source + ")");
-      throw;
+  // All or nothing: every entry is applied to a copy, which replaces this config only when the
+  // whole string was accepted; warnings are printed only then.
+  Config next = *this;
+  std::vector<std::string> warnings;
+  struct Pending {
+    std::vector<std::string>* saved = t_pending_warnings;
+    explicit Pending(std::vector<std::string>* w) { t_pending_warnings = w; }
+    ~Pending() { t_pending_warnings = saved; }
+  };
+  {
+    Pending pending(&warnings);
+    std::stringstream ss(flags);
+    std::string item;
+    const auto all = keys();
+    while (std::getline(ss, item, ',')) {
+      if (trim(item).empty()) continue;
+      auto eq = item.find('=');
+      if (eq == std::string::npos)
+        throw ConfigError(source + ": malformed entry '" + item + "' (expected key=value); nothing was applied");
+      std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+      if (key.empty()) throw ConfigError(source + ": malformed entry '" + item + "' (empty key); nothing was applied");
+      if (key == "floatx") key = "floatX";
+      if (std::find(all.begin(), all.end(), key) == all.end() && is_theano_only_key(key)) {
+        warn_theano_key_once(key, source);
+        auto& ignored = next.ignored_theano_options;
+        auto it = std::find_if(ignored.begin(), ignored.end(), [&](auto& kv) { return kv.first == key; });
+        if (it == ignored.end()) ignored.emplace_back(key, value);
+        else it->second = value;
+        continue;
+      }
+      try {
+        next.set(key, value);
+      } catch (ConfigError& e) {
+        e.add_context("(from " + source + "; nothing of it was applied)");
+        throw;
+      }
     }
   }
+  *this = std::move(next);
+  for (auto& w : warnings) warn_once(w);
 }
 
 Config& config() {

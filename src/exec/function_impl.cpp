@@ -65,10 +65,17 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.optimizer_excluding = cfg.optimizer_excluding;
   lower_options_.function_name = name_;
   check_device_errors_ = cfg.check_device_errors;
-  Device::parse(lower_options_.device);  // a bad device name fails now, quoting it
+  const Device requested = Device::parse(lower_options_.device);  // a bad device name fails now, quoting it
   if (lower_options_.device != "cpu") {
     // No silent fallback: the user hears about an unavailable device now, not at a call.
     backends::Support cuda = backends::cuda_available();
+    // A device that does not exist is a configuration error, not a fallback (`cuda`/`cuda0`
+    // without any device follow on_fallback below, so a script runs unchanged on a laptop).
+    const int found = cuda_status().device_count;
+    if (!requested.is_cpu() && requested.index > 0 && requested.index >= found)
+      throw ConfigError(label() + ": device=" + lower_options_.device + " does not exist: " + std::to_string(found) +
+                        " CUDA device(s) found" +
+                        (found > 0 ? " (cuda0 to cuda" + std::to_string(found - 1) + ")" : " (" + cuda.reason + ")"));
     if (!cuda.ok) {
       const std::string msg = "no CUDA device available: " + cuda.reason;
       if (lower_options_.on_fallback == "raise")

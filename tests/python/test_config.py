@@ -92,3 +92,52 @@ def test_import_is_fast():
     r = run("import time; t = time.perf_counter(); import theon, theon.tensor; print(time.perf_counter() - t)")
     assert r.returncode == 0, r.stderr
     assert float(r.stdout) < 1.0
+
+
+def test_rejected_flags_are_reported_at_import():
+    # Not later, as an AttributeError on theon.config.floatX: the import itself fails,
+    # naming the entry, and nothing of the string applies.
+    r = run("import theon", THEON_FLAGS="floatX=float64,mode=turbo")
+    assert r.returncode != 0
+    assert "ConfigError" in r.stderr and "turbo" in r.stderr and "THEON_FLAGS" in r.stderr, r.stderr
+    assert "AttributeError" not in r.stderr
+    r = run("import theon", THEANO_FLAGS="floatX=int32")
+    assert r.returncode != 0 and "floatX" in r.stderr and "THEANO_FLAGS" in r.stderr, r.stderr
+
+
+def test_rejected_flag_string_applies_nothing():
+    before = theon.config.floatX, theon.config.mode
+    with pytest.raises(theon.errors.ConfigError, match="nothing"):
+        from theon import _core
+        _core.config.apply_flags("floatX=float64,mode=turbo", "test")
+    assert (theon.config.floatX, theon.config.mode) == before
+
+
+def test_theano_warn_keys_are_accepted_and_ignored():
+    r = run("import theon as theano\n"
+            "theano.config.warn.subtensor_merge_bug = False\n"
+            "theano.config.warn.sum_div_dimshuffle_bug = False\n"
+            "print(theano.config.warn.subtensor_merge_bug)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+    assert r.stderr.count("warn.subtensor_merge_bug") == 1, r.stderr
+
+
+def test_options_not_implemented_yet_warn():
+    r = run("import theon; theon.config.profile = True; theon.config.profile = True")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("'profile' is not implemented yet") == 1, r.stderr
+
+
+def test_none_is_not_a_value():
+    before = theon.config.mode
+    with pytest.raises(theon.errors.ConfigError, match="None"):
+        theon.config.mode = None
+    assert theon.config.mode == before
+
+
+def test_nonexistent_device_is_refused():
+    theon.config.device = "cuda999"
+    x = T.vector("x")
+    with pytest.raises(theon.errors.ConfigError, match="cuda999 does not exist"):
+        theon.function([x], x * 2)
