@@ -47,7 +47,7 @@ void init_tensor(nb::module_& m) {
   t.def("cast", [](const Var& x, const std::string& dt) { return cast(x, parse_dtype(dt)); });
 
 #define RED(name)                                                                           \
-  t.def(#name, [](const Var& x, Axes axis, bool keepdims) { return name(x, axis, keepdims); }, \
+  t.def(#name, [](const Var& x, std::optional<std::vector<int>> axis, bool keepdims) { return name(x, Axes(axis), keepdims); }, \
         nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
   RED(sum) RED(mean) RED(prod) RED(max) RED(min) RED(any) RED(all)
 #undef RED
