@@ -343,7 +343,8 @@ bool KernelCacheFolder::adopt(const std::string& temporary_path, const std::stri
   const std::string path = dir_ + "/" + name;
   const std::string record_tmp = temporary(name + kRecordSuffix);
   // The record first: a reader that sees the new record with the old entry rebuilds.
-  if (!write_new_file(record_tmp, record_text(bytes), error)) {
+  const std::string record = record_text(bytes);
+  if (!write_new_file(record_tmp, record, error)) {
     unlink(temporary_path.c_str());
     return false;
   }
@@ -354,7 +355,7 @@ bool KernelCacheFolder::adopt(const std::string& temporary_path, const std::stri
     unlink(temporary_path.c_str());
     return false;
   }
-  enforce_kernel_cache_limit(path);
+  enforce_kernel_cache_limit(path, static_cast<int64_t>(bytes.size() + record.size()));
   return true;
 }
 
@@ -414,13 +415,27 @@ std::vector<Entry> list_entries(const std::string& root) {
 
 }  // namespace
 
-void enforce_kernel_cache_limit(const std::string& keep) {
+void enforce_kernel_cache_limit(const std::string& keep, int64_t added_bytes) {
   const int64_t limit_mb = config().compiledir_max_mb;
   if (limit_mb <= 0) return;
   const int64_t limit = limit_mb * (int64_t{1} << 20);
-  std::vector<Entry> entries = list_entries(kernel_cache_root());
+  const std::string root = kernel_cache_root();
+  // The folder is listed once per process (and whenever the running total passes the limit),
+  // not after every store: a sweep of a thousand kernels would otherwise stat the whole
+  // cache a thousand times. Other processes' entries are seen at the next listing.
+  static std::mutex mu;
+  static std::string known_root;
+  static int64_t known_bytes = -1;
+  std::lock_guard<std::mutex> lock(mu);
+  if (known_root == root && known_bytes >= 0 && added_bytes >= 0) {
+    known_bytes += added_bytes;
+    if (known_bytes <= limit) return;
+  }
+  std::vector<Entry> entries = list_entries(root);
   int64_t total = 0;
   for (auto& e : entries) total += e.bytes;
+  known_root = root;
+  known_bytes = total;
   if (total <= limit) return;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
   for (auto& e : entries) {
@@ -431,6 +446,7 @@ void enforce_kernel_cache_limit(const std::string& keep) {
     fs::remove(e.path.string() + kRecordSuffix, ec);
     total -= e.bytes;
   }
+  known_bytes = total;
 }
 
 }  // namespace theon::detail

@@ -80,7 +80,8 @@ class KernelCacheFolder {
 int remove_stale_temporaries(const std::string& dir);
 
 /// Evicts least recently used entries until the cache is within config().compiledir_max_mb;
-/// `keep` (a path) is never evicted. Runs after every store; public for tests.
-void enforce_kernel_cache_limit(const std::string& keep = "");
+/// `keep` (a path) is never evicted. Runs after every store with the bytes it added (the
+/// cache is listed again only when the running total passes the limit; -1 lists it now).
+void enforce_kernel_cache_limit(const std::string& keep = "", int64_t added_bytes = -1);
 
 }  // namespace theon::detail
