@@ -126,10 +126,10 @@ host_apt_uri() {  # host_apt_uri SUITE: the first URI the host's apt sources use
       }' "$f"
   done
 }
-HOST_MIRROR=$(host_apt_uri "$SUITE" | head -n 1)
+HOST_MIRROR=$(host_apt_uri "$SUITE" | sed -n 1p)   # sed reads all: no SIGPIPE under pipefail
 MIRROR=${MIRROR:-${HOST_MIRROR:-http://deb.debian.org/debian}}
 MIRROR=${MIRROR%/}
-SECURITY=$(host_apt_uri "$SUITE-security" | head -n 1)
+SECURITY=$(host_apt_uri "$SUITE-security" | sed -n 1p)
 if [ -z "$SECURITY" ] && [ "$MIRROR" = "http://deb.debian.org/debian" ]; then
   SECURITY=http://deb.debian.org/debian-security
 fi
