@@ -42,6 +42,7 @@ def test_unsigned_values_keep_their_values():
         assert c.dtype == want
         assert theon.function([], c * 1)()[0] == a[0]
         assert T.as_tensor_variable(a).dtype == want
+        assert theon.to_device(a, "cpu").dtype == want
     i = T.ivector("i")
     assert theon.function([i], i)(big16)[0] == 65535  # uint16 into an int32 input: safe
     with pytest.raises(TypeError, match="could lose information"):
@@ -91,7 +92,7 @@ def test_unsupported_dtypes_are_type_errors_naming_the_dtype(name):
     f = theon.function([x], x * 2)
     s = theon.shared(np.zeros(2))
     calls = [lambda: f(a), lambda: theon.shared(a), lambda: s.set_value(a), lambda: T.constant(a),
-             lambda: T.as_tensor_variable(a), lambda: x + a]
+             lambda: T.as_tensor_variable(a), lambda: x + a, lambda: theon.to_device(a, "cpu")]
     for call in calls:
         with pytest.raises(TypeError) as e:
             call()
