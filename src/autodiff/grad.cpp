@@ -50,18 +50,43 @@ bool is_elemwise_cast(const Apply& node) { return is_elemwise(node, ops::ScalarO
 /// of the cost: function([x], grad(3 * x, x)) does not call x unused. Theon's seed is the constant
 /// 1 (rewrites see gz * 1); a gradient that lost some input variables of the cost gets an explicit
 /// dependence on their sizes (ShapeOf reads no data: a scalar node per input and one switch,
-/// only for such gradients: constant ones, or ones of linear terms).
-VarPtr keep_cost_inputs(const VarPtr& g, const std::vector<VarPtr>& cost_inputs) {
-  if (cost_inputs.empty()) return g;
-  std::unordered_set<const graph::Variable*> have;
-  for (const VarPtr& leaf : graph::graph_leaves({g})) have.insert(leaf.get());
-  VarPtr dep;
-  for (const VarPtr& in : cost_inputs) {
-    if (have.count(in.get())) continue;
-    VarPtr s = ops::size_of(in);
-    dep = dep ? ops::elemwise(ops::ScalarOpId::Add, {dep, s}) : s;
+/// only for such gradients: constant ones, or ones of linear terms). Which inputs each gradient
+/// reaches is one pass over the gradients' graph (a bit set per variable), not one per gradient.
+void keep_cost_inputs(std::vector<VarPtr>& grads, const std::vector<bool>& keep, const std::vector<VarPtr>& cost_inputs) {
+  if (cost_inputs.empty()) return;
+  const size_t words = (cost_inputs.size() + 63) / 64;
+  using Bits = std::vector<uint64_t>;
+  std::unordered_map<const graph::Variable*, size_t> index;
+  for (size_t k = 0; k < cost_inputs.size(); ++k) index.emplace(cost_inputs[k].get(), k);
+  std::unordered_map<const graph::Variable*, Bits> reach;
+  auto bits_of = [&](const VarPtr& v) {
+    if (v->owner) return reach.at(v.get());
+    Bits b(words, 0);
+    if (auto it = index.find(v.get()); it != index.end()) b[it->second / 64] |= uint64_t{1} << (it->second % 64);
+    return b;
+  };
+  std::vector<VarPtr> roots;
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (keep[i]) roots.push_back(grads[i]);
+  for (const graph::ApplyPtr& node : graph::toposort(roots)) {
+    Bits b(words, 0);
+    for (const VarPtr& in : node->inputs()) {
+      Bits ib = bits_of(in);
+      for (size_t w = 0; w < words; ++w) b[w] |= ib[w];
+    }
+    for (int o = 0; o < node->num_outputs(); ++o) reach[node->output_raw(o)] = b;
   }
-  return dep ? ops::broadcast_like(g, dep) : g;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!keep[i]) continue;
+    Bits have = bits_of(grads[i]);
+    VarPtr dep;
+    for (size_t k = 0; k < cost_inputs.size(); ++k) {
+      if (have[k / 64] >> (k % 64) & 1) continue;
+      VarPtr sz = ops::size_of(cost_inputs[k]);
+      dep = dep ? ops::elemwise(ops::ScalarOpId::Add, {dep, sz}) : sz;
+    }
+    if (dep) grads[i] = ops::broadcast_like(grads[i], dep);
+  }
 }
 
 }  // namespace
@@ -175,21 +200,28 @@ std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOp
   if (cost.defined())
     for (const VarPtr& leaf : graph::graph_leaves({cost.node()}))
       if (leaf->kind == graph::VarKind::Input) cost_inputs.push_back(leaf);
-  std::vector<Var> result;
+  std::vector<VarPtr> out;
+  std::vector<bool> keep;  // gradients that must depend on every input of the cost
   for (auto& w : wrt) {
     auto f = g.find(w.node().get());
     if (f != g.end()) {
-      result.push_back(Var(keep_cost_inputs(f->second, cost_inputs)));
+      out.push_back(f->second);
+      keep.push_back(true);
       continue;
     }
     if (cost.defined() && w.node() == cost.node()) {  // d n / d n of an integer cost: 1, as a float
-      result.push_back(Var(ops::broadcast_like(ops::cast(ops::literal(1, false), grad_dtype(*w.node())), w.node())));
+      out.push_back(ops::broadcast_like(ops::cast(ops::literal(1, false), grad_dtype(*w.node())), w.node()));
+      keep.push_back(false);
       continue;
     }
     if (zero.count(w.node().get())) {
-      result.push_back(Var(keep_cost_inputs(zeros_like(w.node()), cost_inputs)));
+      out.push_back(zeros_like(w.node()));
+      keep.push_back(true);
       continue;
     }
+    out.push_back(zeros_like(w.node()));
+    keep.push_back(false);
+    if (options.disconnected_inputs == "ignore") continue;
     bool used = false;  // an input of a node between the wrt variables and the cost
     for (const Apply* node : relevant)
       for (auto& in : node->inputs()) used = used || in.get() == w.node().get();
@@ -199,10 +231,10 @@ std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOp
                           : "grad: the cost does not depend on '" + w.node()->label() + "' (" + w.node()->type.str() + ")";
     if (options.disconnected_inputs == "raise")
       throw ValueError(msg + "; pass disconnected_inputs=\"ignore\" or \"warn\" to get zeros");
-    if (options.disconnected_inputs == "warn") std::cerr << "theon: warning: " << msg << "; its gradient is zero\n";
-    result.push_back(Var(zeros_like(w.node())));
+    std::cerr << "theon: warning: " << msg << "; its gradient is zero\n";  // warn
   }
-  return result;
+  keep_cost_inputs(out, keep, cost_inputs);
+  return std::vector<Var>(out.begin(), out.end());
 }
 
 Var grad(const Var& cost, const Var& wrt, const GradOptions& options) { return grad(cost, std::vector<Var>{wrt}, options)[0]; }
