@@ -180,14 +180,17 @@ class TensorType:
 
     make_variable = __call__
 
+    # Equal as in Theano: dtype and broadcastable pattern. Theon's static sizes other than 1 (a
+    # constant's, x * np.ones(3)'s) are an extension Theano's types do not have: a float64 vector
+    # of static size 3 is still a T.dvector.
     def __eq__(self, other):
-        return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype, other.shape)
+        return isinstance(other, TensorType) and (self.dtype, self.broadcastable) == (other.dtype, other.broadcastable)
 
     def __ne__(self, other):
         return not self.__eq__(other)
 
     def __hash__(self):
-        return hash((self.dtype, self.shape))
+        return hash((self.dtype, self.broadcastable))
 
     def __str__(self):
         if self.name:

@@ -225,6 +225,8 @@ def test_typed_constructors_are_types():
             assert (t.dtype, t.ndim, v.dtype, v.ndim) == (dtype, ndim, dtype, ndim)
             assert v.type == t
     assert T.matrix("m").type == T.TensorType(theon.config.floatX, (False, False))
+    assert T.constant(np.ones(3)).type == T.dvector  # equal as in Theano: dtype and broadcastable
+    assert (np.ones(3) * T.dvector()).type == T.dvector and T.constant(np.ones(1)).type != T.dvector
     assert T.drow("r").broadcastable == (True, False)
 
 
