@@ -146,7 +146,7 @@ def _index_item(a):
             raise not_available("boolean mask indexing", "use integer indices")
         if arr.dtype.kind not in "iu":
             raise TheonTypeError(f"index arrays must be integers, got dtype {arr.dtype}")
-        return _core.constant(arr.astype(np.int64))
+        return _core.constant(_theon_array(arr, "index array").astype(np.int64))
     try:
         return int(a.__index__())
     except AttributeError:
