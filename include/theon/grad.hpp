@@ -31,7 +31,10 @@ struct GradOptions {
 };
 
 /// The symbolic gradient of scalar `cost` with respect to each of `wrt`. The result is a
-/// graph like any other (grad of grad works). Integer variables are not differentiable.
+/// graph like any other (grad of grad works). As in Theano, a gradient is never an integer: an
+/// integer or bool `wrt` gets a floatX (or float) gradient, and the gradient through integer-valued
+/// results (an integer cost among them) is zero. Each gradient depends on every input variable
+/// of the cost, as Theano's do, so no input of the cost is "unused" in a function computing it.
 std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOptions& options = {});
 Var grad(const Var& cost, const Var& wrt, const GradOptions& options = {});
 /// A braced list is always the list form: `grad(cost, {v})[0]` is v's whole gradient.

@@ -288,7 +288,14 @@ nb::object to_numpy(const Array& a) {
   for (size_t d = 0; d < nd; ++d) shape[d] = static_cast<size_t>(a.shape()[d]);
   void* data = a.size() == 0 ? (a.buffer()->data() ? a.buffer()->data() : nullptr) : a.data();
   nb::ndarray<nb::numpy> out(data, nd, shape.data(), owner, a.strides().data(), dtype_to_dlpack(a.dtype()));
-  return nb::cast(out, nb::rv_policy::automatic);
+  nb::object result = nb::cast(out, nb::rv_policy::automatic);
+  if (a.dtype() == DType::Int64) {
+    // nanobind describes int64 with the buffer format 'q', which NumPy reads as numpy.longlong;
+    // users (and reprs: "dtype=int64") expect numpy.int64, the platform's 'l'. A view, no copy.
+    static PyObject* int64 = nb::module_::import_("numpy").attr("dtype")("int64").release().ptr();  // kept
+    result = result.attr("view")(nb::handle(int64));
+  }
+  return result;
 }
 
 nb::object to_python(const Array& a) {

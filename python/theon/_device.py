@@ -66,8 +66,9 @@ def to_device(value, device="cuda0"):
     itself when it is already there. :class:`theon.errors.DeviceError` ("no CUDA device
     available: <reason>") without a usable GPU."""
     import numpy as np
-    if not isinstance(value, DeviceArray) and not _is_cuda_dlpack(value) and not isinstance(value, np.ndarray):
-        value = np.asarray(value)
+    if not isinstance(value, DeviceArray) and not _is_cuda_dlpack(value):
+        from ._variable import _theon_array
+        value = _theon_array(value if isinstance(value, np.ndarray) else np.asarray(value), "to_device")
     return _core.to_device(value, _device_text(device))
 
 

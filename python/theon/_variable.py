@@ -4,6 +4,8 @@ conversion of Python values into graph variables.
 Python ints and floats in expressions are *weak* literals (NEP 50): ``x * 2.0`` keeps x's
 dtype. NumPy scalars and arrays are strong constants.
 """
+import weakref
+
 import numpy as np
 
 from . import _core
@@ -11,6 +13,49 @@ from .errors import TheonTypeError, not_available
 
 _SUPPORTED = frozenset(np.dtype(n) for n in
                        ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64"))
+# NumPy dtypes Theon has no equivalent of: what they are called in errors.
+_REFUSED_KINDS = {"c": "complex", "O": "object", "S": "bytes", "U": "str", "M": "datetime", "m": "timedelta",
+                  "V": "structured (void)"}
+# Unsigned integers wider than uint8 have no Theon dtype: each converts to the smallest signed
+# dtype that holds all its values (uint64 to int64 when the values fit).
+_WIDER = {np.dtype("uint16"): np.dtype("int32"), np.dtype("uint32"): np.dtype("int64"),
+          np.dtype("uint64"): np.dtype("int64")}
+_INT64_MAX = np.iinfo(np.int64).max
+SUPPORTED_TEXT = ("bool, int8, int16, int32, int64, uint8, float32, float64; uint16, uint32 and uint64 convert to "
+                  "int32, int64 and int64, big-endian arrays to native byte order")
+
+
+def _theon_array(a, what, target=None):
+    """`a` (a NumPy array) as an array of a dtype Theon has, converting where no value changes:
+    big-endian to native byte order, uint16 to int32, uint32 to int64, uint64 to int64 when every
+    value fits; with a `target` dtype (a function input's, a shared variable's) a safe cast goes
+    straight there. Masked arrays and complex, object, str, bytes, datetime, structured dtypes raise
+    TheonTypeError naming the dtype and what is supported. An array already fine is returned as is."""
+    if isinstance(a, np.ma.MaskedArray):
+        raise TheonTypeError(f"{what}: a masked array (numpy.ma) has no Theon equivalent and its mask would be lost; "
+                             "pass a.filled(value) or a.data")
+    dt = a.dtype
+    if dt in _SUPPORTED:
+        return a
+    kind = _REFUSED_KINDS.get(dt.kind)
+    if kind is not None:
+        kind = "" if kind in str(dt) else f" ({kind})"
+        raise TheonTypeError(f"{what}: theon has no dtype {dt}{kind}; supported: {SUPPORTED_TEXT}")
+    native = dt.newbyteorder("=")
+    if target is not None and np.can_cast(dt, target, "safe"):
+        return a.astype(target)
+    if native in _SUPPORTED:
+        return a.astype(native)
+    wide = _WIDER.get(native)
+    if wide is None:
+        raise TheonTypeError(f"{what}: theon has no dtype {dt}; supported: {SUPPORTED_TEXT}")
+    if native == np.uint64 and a.size:
+        big = a > _INT64_MAX
+        if big.any():
+            bad = a[big].flat[0]
+            raise TheonTypeError(f"{what}: the uint64 value {bad} does not fit in int64 (theon has no uint64: "
+                                 "uint64 arrays convert to int64 when every value fits)")
+    return a.astype(wide)
 
 
 def _floatX():
@@ -42,9 +87,9 @@ def _as_array(value, dtype=None):
             dtype = _floatX()
     if dtype is not None:
         a = a.astype(dtype_name(dtype), copy=False)
-    if a.dtype == object:
+    if a.dtype == object and not isinstance(value, np.ndarray):
         raise TheonTypeError(f"cannot make a tensor from {type(value).__name__} {value!r}")
-    return a
+    return _theon_array(a, "constant")
 
 
 def as_tensor_variable(x, name=None, ndim=None, dtype=None):
@@ -101,7 +146,7 @@ def _index_item(a):
             raise not_available("boolean mask indexing", "use integer indices")
         if arr.dtype.kind not in "iu":
             raise TheonTypeError(f"index arrays must be integers, got dtype {arr.dtype}")
-        return _core.constant(arr.astype(np.int64))
+        return _core.constant(_theon_array(arr, "index array").astype(np.int64))
     try:
         return int(a.__index__())
     except AttributeError:
@@ -109,15 +154,22 @@ def _index_item(a):
                              f"got {type(a).__name__}") from None
 
 
-class TensorType:
-    """Theano's TensorType(dtype, broadcastable); calling it makes a variable."""
+_NAMED_BROADCASTABLE = {(): "scalar", (False,): "vector", (False, True): "col", (True, False): "row",
+                        (False, False): "matrix"}
 
-    def __init__(self, dtype, broadcastable=None, shape=None):
+
+class TensorType:
+    """Theano's TensorType(dtype, broadcastable): ``T.dscalar``, ``T.fmatrix``... are instances.
+    Calling one makes a variable (``T.dscalar('x')``), and ``x.type == T.dscalar`` holds for
+    it. ``shape=`` (a Theon extension) declares static sizes: None or -1 for unknown."""
+
+    def __init__(self, dtype, broadcastable=None, name=None, shape=None):
         self.dtype = dtype_name(dtype)
         if shape is None:
             shape = [1 if b else -1 for b in (broadcastable or ())]
         self.shape = tuple(-1 if s is None else int(s) for s in shape)
         self.broadcastable = tuple(s == 1 for s in self.shape)
+        self.name = name
 
     @property
     def ndim(self):
@@ -128,26 +180,81 @@ class TensorType:
 
     make_variable = __call__
 
+    # Equal as in Theano: dtype and broadcastable pattern. Theon's static sizes other than 1 (a
+    # constant's, x * np.ones(3)'s) are an extension Theano's types do not have: a float64 vector
+    # of static size 3 is still a T.dvector.
     def __eq__(self, other):
-        return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype, other.shape)
+        return isinstance(other, TensorType) and (self.dtype, self.broadcastable) == (other.dtype, other.broadcastable)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
 
     def __hash__(self):
-        return hash((self.dtype, self.shape))
+        return hash((self.dtype, self.broadcastable))
+
+    def __str__(self):
+        if self.name:
+            return self.name
+        if any(s > 1 or s == 0 for s in self.shape):  # static sizes Theano's types cannot say
+            dims = ", ".join("?" if s < 0 else str(s) for s in self.shape)
+            return f"TensorType({self.dtype}, ({dims}{',' if len(self.shape) == 1 else ''}))"
+        bc = self.broadcastable
+        pattern = _NAMED_BROADCASTABLE.get(bc) or (str(bc) if any(bc) else f"{len(bc)}D")
+        return f"TensorType({self.dtype}, {pattern})"
+
+    __repr__ = __str__
+
+
+# One Python wrapper per live graph variable: TensorVariable(v) for a graph variable that already
+# has a wrapper returns that wrapper, so attributes set on a variable (x.tag.test_value, a
+# library's own metadata) are found wherever the variable comes back. Weak: the entry goes with
+# the wrapper (whose Var keeps the graph variable, and so its id, alive until then).
+_WRAPPERS = weakref.WeakValueDictionary()
+
+
+class _Tag:
+    """Theano's ``var.tag``: a scratchpad for anything (``x.tag.test_value = ...``)."""
 
     def __repr__(self):
-        dims = ", ".join("?" if s < 0 else str(s) for s in self.shape)
-        return f"TensorType({self.dtype}, ({dims}{',' if len(self.shape) == 1 else ''}))"
+        return "scratchpad" + repr(self.__dict__)
 
 
 class TensorVariable:
-    """A symbolic tensor (Theano's TensorVariable). Operators build graph nodes."""
+    """A symbolic tensor (Theano's TensorVariable). Operators build graph nodes.
 
-    __slots__ = ("_v", "__weakref__")
+    Variables take any attribute (``x.my_info = ...``; ``x.tag`` is Theano's scratchpad), kept
+    for as long as the variable is alive in Python. NumPy defers to them: ``numpy_array * x``
+    is symbolic, as ``x * numpy_array`` is."""
+
+    __array_ufunc__ = None  # numpy_array <op> x calls x.__r<op>__ (and np.add(a, x) refuses)
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, **kwargs):
+        v = args[0] if args else None
+        if isinstance(v, _core.Var):
+            known = _WRAPPERS.get(v.id())
+            if known is not None and isinstance(known, cls):
+                return known
+        return super().__new__(cls)
 
     def __init__(self, v):
+        if self.__dict__.get("_v") is not None:  # the wrapper this graph variable already had
+            return
         self._v = v
+        _WRAPPERS[v.id()] = self
 
-    # ---- identity: a Python wrapper per use, one graph variable behind them ----
+    @property
+    def tag(self):
+        t = self.__dict__.get("tag")
+        if t is None:
+            t = self.__dict__["tag"] = _Tag()
+        return t
+
+    @tag.setter
+    def tag(self, value):
+        self.__dict__["tag"] = value
+
+    # ---- identity: one graph variable behind each wrapper ----
     def __eq__(self, other):
         return isinstance(other, TensorVariable) and other._v.id() == self._v.id()
 
@@ -197,7 +304,7 @@ class TensorVariable:
 
     @property
     def shape(self):
-        return TensorVariable(self._v.shape())
+        return _shape_of(self)
 
     @property
     def size(self):
@@ -267,7 +374,18 @@ class TensorVariable:
                 out += 1
             elif isinstance(it, _core.Var):
                 out += it.ndim
-        res = TensorVariable(self._v.getitem(items)) if items else self
+        try:
+            res = TensorVariable(self._v.getitem(items)) if items else self
+        except _core.TheonIndexError:
+            of = self.__dict__.get("_theon_shape_of")
+            if of is None:
+                raise
+            # x.shape[i] with i beyond x's rank: Theano builds the graph and the index fails when
+            # the function runs; so does Theon, indexing a view of the shape without its static length.
+            dyn = TensorVariable(self._v.reshape_sym(_core.tensor.shape(self._v)))
+            if of.name:
+                dyn.name = f"{of.name}.shape"
+            res = TensorVariable(dyn._v.getitem(items))
         if newaxes:
             pattern, d = [], 0
             for p in range(res.ndim + len(newaxes)):
@@ -301,6 +419,13 @@ class TensorVariable:
 
     def astype(self, dtype):
         return TensorVariable(self._v.astype(dtype_name(dtype)))
+
+    def copy(self, name=None):
+        """A symbolic copy (a new variable with the same value), named `name`; attributes and
+        the tag are not copied (Theano's x.copy())."""
+        c = TensorVariable(self._v.getitem([slice(None)] * self.ndim))
+        c.name = name
+        return c
 
     def transfer(self, target):
         raise not_available(f"{self!s}.transfer({target!r})")
@@ -379,6 +504,14 @@ class TensorVariable:
 _EVAL_CACHE = {}
 
 
+def _shape_of(x):
+    """x.shape / T.shape(x): the int64 vector of x's sizes; indexing it beyond x's rank fails
+    when the function runs (as in Theano), not when the graph is built."""
+    s = TensorVariable(x._v.shape())
+    s.__dict__.setdefault("_theon_shape_of", x)
+    return s
+
+
 def _bin(fn, a, b):
     return TensorVariable(fn(_v(a), _v(b)))
 
@@ -386,9 +519,9 @@ def _bin(fn, a, b):
 class TensorConstant(TensorVariable):
     """A constant tensor; ``.value`` / ``.data`` hold a copy of its value."""
 
-    __slots__ = ("data",)
-
     def __init__(self, value, name=None):
+        if self.__dict__.get("_v") is not None:  # TensorVariable(v) found this constant's wrapper
+            return
         a = _as_array(value)
         super().__init__(_core.constant(a, name or ""))
         self.data = a.copy()
@@ -400,8 +533,6 @@ class TensorConstant(TensorVariable):
 
 class SharedVariable(TensorVariable):
     """A variable with a persistent value (``theon.shared``): get_value/set_value."""
-
-    __slots__ = ()
 
     def get_value(self, borrow=False, return_internal_type=False):
         """The value as a NumPy array (a copy unless borrow=True; always a copy of a value that
@@ -421,10 +552,12 @@ class SharedVariable(TensorVariable):
                 value = value.astype(self.dtype)
             self._v.set_value(value, borrow)
             return
+        what = f"set_value of shared variable '{self}' ({self.dtype})"
         a = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if a.dtype == object and not isinstance(value, np.ndarray):
+            raise TheonTypeError(f"{what}: cannot store a {type(value).__name__}")
+        a = _theon_array(a, what, target=np.dtype(self.dtype))
         if a.dtype.name != self.dtype and np.can_cast(a.dtype, self.dtype, "safe"):
-            a = a.astype(self.dtype)
-        elif a.dtype not in _SUPPORTED:
             a = a.astype(self.dtype)
         self._v.set_value(a, borrow)
 
@@ -455,9 +588,8 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, ta
     # A DeviceArray is copied to the host here (np.asarray); the value moves to the GPU when a
     # function that runs there uses the variable.
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if a.dtype == object:
+    if a.dtype == object and not isinstance(value, np.ndarray):
         raise TheonTypeError(f"shared(): cannot store a {type(value).__name__}")
-    if a.dtype not in _SUPPORTED:
-        raise TheonTypeError(f"shared(): theon has no dtype {a.dtype} (cast the value first)")
+    a = _theon_array(a, "shared()")
     bc = [bool(b) for b in broadcastable] if broadcastable is not None else []
     return SharedVariable(_core.shared(a, name or "", bool(borrow), target or "", bc))

@@ -16,7 +16,7 @@ import numpy as np
 from . import _core
 from . import _dlpack
 from ._device import DeviceArray
-from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _v, as_tensor_variable
+from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _theon_array, _v, as_tensor_variable
 from .errors import TheonTypeError, not_available
 
 
@@ -166,6 +166,10 @@ class Function:
 
     def _convert(self, k, a):
         dt = self._dtypes[k]
+        if isinstance(a, np.ndarray) and (type(a) is not np.ndarray or a.dtype not in _SUPPORTED):
+            # big-endian, uint16/32/64 (to the input's dtype when that is safe), masked, complex, ...
+            a = _theon_array(np.asarray(a) if isinstance(a, np.matrix) else a,
+                             f"function '{self.name}', input {k} ('{self._ins[k].variable}')", target=dt)
         if type(a) is np.ndarray and a.dtype in _SUPPORTED:
             if a.dtype != dt:
                 if self._ins[k].strict:
@@ -191,6 +195,8 @@ class Function:
         arr = np.asarray(a)
         if arr.dtype == object:
             raise TheonTypeError(f"function '{self.name}', input {k}: cannot convert {type(a).__name__} to {dt}")
+        if arr.dtype not in _SUPPORTED:
+            arr = _theon_array(arr, f"function '{self.name}', input {k} ('{self._ins[k].variable}')", target=dt)
         if arr.dtype == dt:
             return arr
         if isinstance(a, np.generic) and arr.dtype in _SUPPORTED and not self._downcast[k]:

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _core
-from ._variable import TensorVariable, _v, as_tensor_variable
+from ._variable import TensorVariable, _theon_array, _v, as_tensor_variable
 from .errors import GradientError, TheonNotImplementedError
 
 
@@ -75,7 +75,8 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
     the input and the worst element. `pt`: a list of NumPy arrays (or numbers)."""
     if not isinstance(pt, (list, tuple)):
         raise TypeError("verify_grad: pt must be a list of NumPy arrays")
-    points = [np.ascontiguousarray(p, dtype=np.float64) for p in pt]
+    points = [np.ascontiguousarray(_theon_array(np.asarray(p), f"verify_grad: point {k}"), dtype=np.float64)
+              for k, p in enumerate(pt)]
 
     def build(vs):
         out = fun(*[TensorVariable(v) for v in vs])

@@ -9,7 +9,7 @@ import numpy as _np
 
 from .. import _core
 from .._variable import (SharedVariable, TensorConstant, TensorSharedVariable, TensorType, TensorVariable,
-                         _v, as_tensor_variable, dtype_name as _dtype_name)
+                         _shape_of, _v, as_tensor_variable, dtype_name as _dtype_name)
 from ..errors import TheonNotImplementedError as _NotImpl
 
 _t = _core.tensor
@@ -43,15 +43,17 @@ matrix = _maker("matrix")
 tensor3 = _maker("tensor3")
 tensor4 = _maker("tensor4")
 
+# Theano's typed forms are types: T.dscalar('x') makes a variable and x.type == T.dscalar.
 _PREFIX = {"f": "float32", "d": "float64", "b": "int8", "w": "int16", "i": "int32", "l": "int64"}
+_RANK = {"scalar": 0, "vector": 1, "matrix": 2, "tensor3": 3, "tensor4": 4}
 for _p, _dt in _PREFIX.items():
-    for _k in ("scalar", "vector", "matrix", "tensor3", "tensor4"):
-        globals()[_p + _k] = _maker(_k, _dt)
+    for _k, _n in _RANK.items():
+        globals()[_p + _k] = TensorType(_dt, (False,) * _n)
 
 
 def tensor(dtype=None, broadcastable=None, name=None, shape=None):
     """Any rank: Theano's tensor(dtype, broadcastable, name); or shape=(None|int, ...)."""
-    return TensorType(dtype or "floatX", broadcastable, shape)(name)
+    return TensorType(dtype or "floatX", broadcastable, shape=shape)(name)
 
 
 def _rowcol(shape, dtype):
@@ -62,8 +64,8 @@ def _rowcol(shape, dtype):
 
 row, col = _rowcol((1, None), None), _rowcol((None, 1), None)
 for _p, _dt in _PREFIX.items():
-    globals()[_p + "row"] = _rowcol((1, None), _dt)
-    globals()[_p + "col"] = _rowcol((None, 1), _dt)
+    globals()[_p + "row"] = TensorType(_dt, (True, False))
+    globals()[_p + "col"] = TensorType(_dt, (False, True))
 
 
 def constant(x, name=None, ndim=None, dtype=None):
@@ -250,7 +252,7 @@ def norm(x, L, axis=None, keepdims=False):
 
 # ---- shape --------------------------------------------------------------------------
 def shape(x):
-    return _w(_t.shape(_v(x)))
+    return _shape_of(as_tensor_variable(x))
 
 
 def size(x):
@@ -370,6 +372,6 @@ def fill(model, value):
 # ---- gradients (theon.gradient) -----------------------------------------------------
 from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
 
-from . import extra_ops, nnet  # noqa: E402
+from . import extra_ops, nnet, sharedvar  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -156,9 +156,53 @@ TEST(Grad, Errors) {
                 {Array::ones({2}, DType::Float64), Array::ones({3}, DType::Float64)})[0]
                 .to_vector<double>(),
             (std::vector<double>{0, 0, 0}));
-  EXPECT_THROW(grad(tensor::sum(x) + tensor::sum(i), i), TypeError);
-  EXPECT_THROW(grad(tensor::sum(i), x), TypeError);  // integer cost
+  try {
+    grad(tensor::sum(i), x);  // an integer cost that does not involve x
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not depend on 'x'"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(grad(tensor::sum(x), x, {.disconnected_inputs = "maybe"}), ValueError);
+}
+
+// Theano's rules for integers: a gradient is never an integer; integer-valued results pass a
+// zero gradient back (an integer cost has a zero gradient); an integer wrt is differentiated
+// as if real through a cast to float.
+TEST(Grad, IntegersAsInTheano) {
+  Var x = tensor::dvector("x"), i = tensor::ivector("i"), n = tensor::lscalar("n");
+  auto run = [](const std::vector<Var>& ins, const Var& out, const std::vector<Array>& args) {
+    return function(ins, {out})(args)[0];
+  };
+  Array xs = Array::from_vector<double>({1.5, -2}), is = Array::from_vector<int32_t>({1, 2, 3});
+  // An integer cost: zeros, of x's dtype for a float x and of floatX for an integer wrt.
+  Array g = run({i}, grad(tensor::sum(i * 2), i), {is});
+  EXPECT_EQ(g.dtype(), config().floatX);
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  g = run({x}, grad(tensor::sum(tensor::cast(x, DType::Int64)), x), {xs});
+  EXPECT_EQ(g.dtype(), DType::Float64);
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0}));
+  // Through an integer-valued sum beside a float one: zero for i, no error.
+  g = run({x, i}, grad(tensor::sum(x) + tensor::sum(i), i), {xs, is});
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  // A cast of an integer to a float passes the gradient on: d(3 * float(n))/dn = 3.
+  g = run({n}, grad(tensor::cast(n, DType::Float64) * 3.0, n), {Array::scalar(4, DType::Int64)});
+  EXPECT_EQ(g.dtype(), DType::Float64);
+  EXPECT_EQ(g.item(), 3.0);
+  // A comparison is piecewise constant: zero, not disconnected.
+  g = run({x}, grad(tensor::sum(tensor::switch_(x > 0.0, as_var(1.0), as_var(0.0))), x), {xs});
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0}));
+  // A shape is disconnected, as in Theano.
+  EXPECT_THROW(grad(tensor::shape(x)[{0}], x), ValueError);
+}
+
+TEST(Grad, DependsOnTheInputsOfTheCost) {
+  // Theano seeds with ones_like(cost): a constant gradient still uses the cost's inputs, so a
+  // function of them is not refused for an unused input.
+  Var x = tensor::dscalar("x"), y = tensor::dscalar("y");
+  Function f = function({x}, {grad(x * 3.0, x)});
+  EXPECT_EQ(f({Array::scalar(2, DType::Float64)})[0].item(), 3.0);
+  Function h = function({x, y}, {grad(x * y + y, x)});  // d/dx is y: x is still an input of the cost
+  EXPECT_EQ(h({Array::scalar(2, DType::Float64), Array::scalar(5, DType::Float64)})[0].item(), 5.0);
 }
 
 TEST(VerifyGrad, ReportsTheWorstElement) {
