@@ -34,7 +34,7 @@ namespace {
 
 /// The dtype of a gradient of `x`: x's own when x is a float, floatX for integers and bools
 /// (Theano: a gradient is never an integer).
-DType grad_dtype(const graph::Variable& x) { return is_float(x.type.dtype) ? x.type.dtype : config().floatX; }
+DType grad_dtype(const graph::Variable& x) { return is_float(x.type.dtype) ? x.type.dtype : config().floatX.dtype(); }
 
 VarPtr zeros_like(const VarPtr& x) {
   return ops::broadcast_like(ops::cast(ops::literal(0, false), grad_dtype(*x)), x);
