@@ -164,7 +164,8 @@ const std::vector<Array>& FunctionImpl::bind_inputs(const std::vector<Array>& gi
       if (!converted.empty()) converted.push_back(a);
       continue;
     }
-    if (!can_cast_safely(a.dtype(), t.dtype) && !allow_input_downcast_) input_error(given, i);
+    if (!is_supported(a.dtype()) || (!can_cast_safely(a.dtype(), t.dtype) && !allow_input_downcast_))
+      input_error(given, i);
     if (converted.empty()) converted.assign(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(i));
     converted.push_back(a.astype(t.dtype));
   }
@@ -182,6 +183,11 @@ void FunctionImpl::input_error(const std::vector<Array>& given, size_t i) const 
                     shape_str(a.shape()));
   if (!t.accepts(a.shape()))
     throw ShapeError(what + ": static shape does not accept an array of shape " + shape_str(a.shape()));
+  if (!is_supported(a.dtype()))
+    throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array, and dtype " +
+                    std::string(dtype_name(a.dtype())) + " is not supported yet; convert it to " +
+                    std::string(dtype_name(t.dtype)) + " first (numpy: a.astype('" + std::string(dtype_name(t.dtype)) +
+                    "'))");
   throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array; converting it to " +
                   std::string(dtype_name(t.dtype)) +
                   " could lose information (cast it first, or set allow_input_downcast)");
