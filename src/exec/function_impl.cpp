@@ -7,6 +7,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <shared_mutex>
 #include <sstream>
@@ -23,6 +24,27 @@ std::shared_mutex& commit_lock() {
   static std::shared_mutex m;
   return m;
 }
+
+// The update locks of a call of a function with updates (SharedStorage::update_mutex of each
+// variable it updates), held from before the call reads shared values until its updates are
+// committed: calls updating a common variable serialise, so read-compute-commit cycles never
+// interleave and no update is lost. Taken in one global order (by address; the list is sorted
+// once) so that functions updating overlapping sets cannot deadlock; always before the commit
+// lock, never while holding it.
+class UpdateLocks {
+ public:
+  explicit UpdateLocks(const std::vector<graph::SharedStorage*>& order) : order_(order) {
+    for (auto* s : order_) s->update_mutex.lock();
+  }
+  ~UpdateLocks() {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) (*it)->update_mutex.unlock();
+  }
+  UpdateLocks(const UpdateLocks&) = delete;
+  UpdateLocks& operator=(const UpdateLocks&) = delete;
+
+ private:
+  const std::vector<graph::SharedStorage*>& order_;
+};
 
 std::string names_of(const std::vector<graph::VarPtr>& vars) {
   std::string s;
@@ -106,7 +128,9 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
                       v->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
     outputs_.push_back(v);
     update_targets_.push_back(t->storage);
+    update_lock_order_.push_back(t->storage.get());
   }
+  std::sort(update_lock_order_.begin(), update_lock_order_.end(), std::less<>());
   for (auto& [old_v, new_v] : options.givens) {
     if (!old_v.defined() || !new_v.defined()) throw ValueError(label() + ": a givens entry has an undefined Var");
     givens_.push_back({old_v.node(), new_v.node()});
@@ -271,6 +295,10 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   Entry& entry = program_for(inputs, &state);
   if (!state) state = std::make_unique<ExecState>();
 
+  // A function with updates: this call's read-compute-commit is serialised with every other
+  // call updating one of its variables (released on return or on an error).
+  std::optional<UpdateLocks> update_locks;
+  if (!update_lock_order_.empty()) update_locks.emplace(update_lock_order_);
   std::vector<Array> results;
   try {
     // Only a program that loads shared values needs the commit lock (see commit_lock()).
