@@ -339,7 +339,7 @@ struct ModuleCache {
   // by the last sweep). A null kernel records a failed compile: that variant runs in the
   // interpreter from then on.
   std::map<VariantKey, std::pair<std::weak_ptr<const graph::Op>, KernelFn>> by_variant;
-  size_t sweep_at = 64;
+  size_t sweep_at = 16;
 
   // Under `mutex`: the kernel of a live entry, or false.
   bool find_variant(const VariantKey& key, KernelFn& fn) const {
@@ -352,7 +352,7 @@ struct ModuleCache {
   void add_variant(VariantKey key, const std::shared_ptr<const graph::Op>& op, KernelFn fn, bool first_only) {
     if (by_variant.size() >= sweep_at) {
       std::erase_if(by_variant, [](const auto& e) { return e.second.first.expired(); });
-      sweep_at = std::max<size_t>(64, 2 * by_variant.size());
+      sweep_at = std::max<size_t>(16, 2 * by_variant.size());
     }
     auto [it, inserted] = by_variant.try_emplace(std::move(key), op, fn);
     if (!inserted && (!first_only || it->second.first.expired())) it->second = {op, fn};
