@@ -1,6 +1,7 @@
 // Theon's exception hierarchy. Every user-facing error names the op, the user's variable
 // names and the shapes or values at fault; the executor appends where it happened.
 #pragma once
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -34,5 +35,21 @@ class DeviceError : public Error { using Error::Error; };
 class NotImplementedError : public Error { using Error::Error; };
 /// A broken invariant inside Theon: a bug (Python: RuntimeError).
 class InternalError : public Error { using Error::Error; };
+/// An allocation that failed: host or device memory is exhausted (Python: MemoryError). The
+/// message names the bytes asked for and the device; a function call that raises it has
+/// committed nothing (its updates are not applied).
+class MemoryError : public Error {
+ public:
+  MemoryError(std::string message, size_t bytes, std::string device)
+      : Error(std::move(message)), bytes_(bytes), device_(std::move(device)) {}
+  /// The bytes that could not be allocated (0 when unknown: std::bad_alloc from a kernel).
+  size_t bytes() const { return bytes_; }
+  /// "cpu", "cuda0", ...
+  const std::string& device() const { return device_; }
+
+ private:
+  size_t bytes_;
+  std::string device_;
+};
 
 }  // namespace theon

@@ -16,6 +16,7 @@ PyObject* g_notimpl = nullptr;
 PyObject* g_internal = nullptr;
 PyObject* g_gradient = nullptr;
 PyObject* g_runtime = nullptr;
+PyObject* g_memory = nullptr;
 
 PyObject* make(nb::module_& m, const char* name, PyObject* builtin, const char* doc) {
   std::string qual = std::string("theon.errors.") + name;
@@ -39,6 +40,8 @@ void init_errors(nb::module_& m) {
   g_device = make(m, "DeviceError", PyExc_RuntimeError, "A device that is not available or reported a failure.");
   g_notimpl = make(m, "TheonNotImplementedError", PyExc_NotImplementedError, "Not available (yet).");
   g_internal = make(m, "InternalError", PyExc_RuntimeError, "A broken invariant inside Theon (a bug).");
+  g_memory = make(m, "TheonMemoryError", PyExc_MemoryError,
+                  "An allocation that failed (host or device memory exhausted); names the bytes and the device.");
   g_runtime = make(m, "TheonRuntimeError", PyExc_RuntimeError, "Any other error raised by Theon's core.");
   g_gradient = make(m, "GradientError", PyExc_RuntimeError,
                     "verify_grad: the symbolic gradient disagreed with finite differences.");
@@ -65,6 +68,8 @@ void init_errors(nb::module_& m) {
       PyErr_SetString(g_notimpl, e.what());
     } catch (const InternalError& e) {
       PyErr_SetString(g_internal, e.what());
+    } catch (const MemoryError& e) {
+      PyErr_SetString(g_memory, e.what());
     } catch (const Error& e) {
       PyErr_SetString(g_runtime, e.what());
     }

@@ -1,10 +1,13 @@
 #include "exec/executor.hpp"
 
+#include "graph/user_names.hpp"
+#include "util/checked_size.hpp"
 #include "util/device_ops.hpp"
 
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <new>
 
 namespace theon::detail {
 
@@ -37,8 +40,7 @@ Array BufferPool::allocate(const Shape& shape, DType dtype) {
 }
 
 void BufferPool::allocate_into(Array& dst, const Shape& shape, DType dtype, Device device) {
-  ArrayAccess::assign_contiguous(dst, take(static_cast<size_t>(shape_size(shape)) * itemsize(dtype), device), dtype,
-                                 shape);
+  ArrayAccess::assign_contiguous(dst, take(checked_nbytes(shape, dtype, "allocating an output"), device), dtype, shape);
 }
 
 std::shared_ptr<Buffer> BufferPool::take(size_t bytes, Device device) {
@@ -94,11 +96,20 @@ void BufferPool::recycle(Array& a) {
 
 namespace {
 
+// "x (3, 5), y (4,) as (1, 4)": the node's inputs as the user wrote them, and the shapes
+// the node saw where those differ.
 std::string input_shapes(const graph::Apply& node, const std::vector<Array>& ins) {
   std::string s;
   for (size_t i = 0; i < ins.size(); ++i)
-    s += (i ? ", " : "") + node.input(static_cast<int>(i))->label() + " " + shape_str(ins[i].shape());
+    s += (i ? ", " : "") + graph::user_value(*node.input(static_cast<int>(i)), ins[i].shape(), true);
   return s;
+}
+
+std::string node_context(const compile::Program& program, size_t t, const std::string& function_label,
+                         const std::vector<Array>& ins) {
+  const compile::Thunk& th = program.thunks[t];
+  return "in node " + std::to_string(t) + " of " + function_label + ": " + graph::user_describe(*th.node) + " on " + th.device +
+         "; input shapes: " + input_shapes(*th.node, ins);
 }
 
 // The input array `a` (slot `slot`, read at the positions of `th.inputs` equal to it) may be
@@ -189,9 +200,12 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
         std::swap(slots[th.outputs[o]], outs[o]);  // the slot was empty: `outs[o]` is empty again
       }
     } catch (Error& e) {
-      e.add_context("in node " + std::to_string(t) + " of " + function_label + ": " + node.describe() +
-                    " on " + th.device + "; input shapes: " + input_shapes(node, ins));
+      e.add_context(node_context(program, t, function_label, ins));
       throw;
+    } catch (const std::bad_alloc&) {  // from a kernel's own scratch (a std::vector, ...)
+      MemoryError e("out of memory on " + th.dev.str() + " in a kernel (std::bad_alloc)", 0, th.dev.str());
+      e.add_context(node_context(program, t, function_label, ins));
+      throw e;
     }
     for (Array& a : ins) ArrayAccess::drop(a);
     for (int s : overwritten) ArrayAccess::drop(slots[s]);  // dead; its buffer now lives in the output slot

@@ -7,6 +7,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <shared_mutex>
 #include <sstream>
@@ -23,6 +24,27 @@ std::shared_mutex& commit_lock() {
   static std::shared_mutex m;
   return m;
 }
+
+// The update locks of a call of a function with updates (SharedStorage::update_mutex of each
+// variable it updates), held from before the call reads shared values until its updates are
+// committed: calls updating a common variable serialise, so read-compute-commit cycles never
+// interleave and no update is lost. Taken in one global order (by address; the list is sorted
+// once) so that functions updating overlapping sets cannot deadlock; always before the commit
+// lock, never while holding it.
+class UpdateLocks {
+ public:
+  explicit UpdateLocks(const std::vector<graph::SharedStorage*>& order) : order_(order) {
+    for (auto* s : order_) s->update_mutex.lock();
+  }
+  ~UpdateLocks() {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) (*it)->update_mutex.unlock();
+  }
+  UpdateLocks(const UpdateLocks&) = delete;
+  UpdateLocks& operator=(const UpdateLocks&) = delete;
+
+ private:
+  const std::vector<graph::SharedStorage*>& order_;
+};
 
 std::string names_of(const std::vector<graph::VarPtr>& vars) {
   std::string s;
@@ -113,7 +135,9 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
                       v->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
     outputs_.push_back(v);
     update_targets_.push_back(t->storage);
+    update_lock_order_.push_back(t->storage.get());
   }
+  std::sort(update_lock_order_.begin(), update_lock_order_.end(), std::less<>());
   for (auto& [old_v, new_v] : options.givens) {
     if (!old_v.defined() || !new_v.defined()) throw ValueError(label() + ": a givens entry has an undefined Var");
     givens_.push_back({old_v.node(), new_v.node()});
@@ -171,7 +195,8 @@ const std::vector<Array>& FunctionImpl::bind_inputs(const std::vector<Array>& gi
       if (!converted.empty()) converted.push_back(a);
       continue;
     }
-    if (!can_cast_safely(a.dtype(), t.dtype) && !allow_input_downcast_) input_error(given, i);
+    if (!is_supported(a.dtype()) || (!can_cast_safely(a.dtype(), t.dtype) && !allow_input_downcast_))
+      input_error(given, i);
     if (converted.empty()) converted.assign(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(i));
     converted.push_back(a.astype(t.dtype));
   }
@@ -189,6 +214,11 @@ void FunctionImpl::input_error(const std::vector<Array>& given, size_t i) const 
                     shape_str(a.shape()));
   if (!t.accepts(a.shape()))
     throw ShapeError(what + ": static shape does not accept an array of shape " + shape_str(a.shape()));
+  if (!is_supported(a.dtype()))
+    throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array, and dtype " +
+                    std::string(dtype_name(a.dtype())) + " is not supported yet; convert it to " +
+                    std::string(dtype_name(t.dtype)) + " first (numpy: a.astype('" + std::string(dtype_name(t.dtype)) +
+                    "'))");
   throw TypeError(what + ": got a " + std::string(dtype_name(a.dtype())) + " array; converting it to " +
                   std::string(dtype_name(t.dtype)) +
                   " could lose information (cast it first, or set allow_input_downcast)");
@@ -272,6 +302,10 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   Entry& entry = program_for(inputs, &state);
   if (!state) state = std::make_unique<ExecState>();
 
+  // A function with updates: this call's read-compute-commit is serialised with every other
+  // call updating one of its variables (released on return or on an error).
+  std::optional<UpdateLocks> update_locks;
+  if (!update_lock_order_.empty()) update_locks.emplace(update_lock_order_);
   std::vector<Array> results;
   try {
     // Only a program that loads shared values needs the commit lock (see commit_lock()).

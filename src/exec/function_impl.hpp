@@ -65,6 +65,7 @@ class FunctionImpl {
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> givens_;
   size_t num_user_outputs_ = 0;
   std::vector<std::shared_ptr<graph::SharedStorage>> update_targets_;
+  std::vector<graph::SharedStorage*> update_lock_order_;  // update_targets_ sorted by address
   bool allow_input_downcast_ = false;
   bool outputs_on_device_ = false;
   bool check_device_errors_ = true;

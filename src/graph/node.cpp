@@ -132,6 +132,14 @@ std::vector<VarPtr> Op::R_op(const Apply&, const std::vector<VarPtr>&) const {
   throw NotImplementedError(display() + ": R_op (forward-mode derivative) not implemented");
 }
 
+std::string Op::render(const std::vector<std::string>& inputs, int output) const {
+  std::string s = display() + "(";
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i];
+  s += ")";
+  if (output > 0) s += "[output " + std::to_string(output) + "]";
+  return s;
+}
+
 Cost Op::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   Cost c;
   for (size_t i = 0; i < input_shapes.size(); ++i)

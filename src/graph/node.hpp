@@ -25,7 +25,11 @@ using ApplyPtr = std::shared_ptr<Apply>;
 /// The value behind a shared variable: one per user-visible SharedVar, shared by every
 /// graph and function that uses it. Replaced whole (never written into) by updates.
 struct SharedStorage {
-  std::mutex mutex;
+  std::mutex mutex;  // guards `value` (brief: a get or a set)
+  /// Held by a call of a function that updates this variable from before it reads the value
+  /// until its update is committed, so such calls serialise (exec/function_impl.cpp takes
+  /// several in one global order: by address).
+  std::mutex update_mutex;
   Array value;
   Array get() {
     std::lock_guard<std::mutex> lock(mutex);

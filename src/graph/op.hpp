@@ -60,6 +60,18 @@ class Op {
   /// False for ops never merged or folded (random, transfer, print, collectives).
   virtual bool pure() const { return true; }
   virtual Cost cost(const Apply& node, const std::vector<Shape>& input_shapes) const;
+
+  // ---- what the user wrote (graph/user_names.hpp: error messages name the user's values) ----
+  /// True when a node of this op only presents its input 0 in a form the user did not ask
+  /// for: the casts of type promotion, DimShuffles that add or drop broadcastable dims (rank
+  /// alignment), transfers. Messages then name the value behind it, with its own shape.
+  virtual bool presents_input() const { return false; }
+  /// For such ops: the shape input 0 has when the output has `shape`.
+  virtual Shape presented_shape(const Shape& shape) const { return shape; }
+  /// Output `output` of a node as an expression of its inputs' texts, for messages naming an
+  /// unnamed value ("mul(y, 2.0)", "x[1:]", "flatten(x)"); by default "<display()>(a, b)"
+  /// (with "[output k]" after it for k > 0).
+  virtual std::string render(const std::vector<std::string>& inputs, int output = 0) const;
 };
 
 }  // namespace theon::graph

@@ -202,15 +202,20 @@ DType Composite::value_dtype(int v) const {
   return v < ni ? input_dtypes_[v] : program_[v - ni].dtype;
 }
 
-std::string Composite::expression(int v) const {
+std::string Composite::expression(int v, const std::vector<std::string>* names) const {
   const int ni = num_inputs();
-  if (v < ni) return "i" + std::to_string(v);
+  if (v < ni) return names && v < static_cast<int>(names->size()) ? (*names)[v] : "i" + std::to_string(v);
   const CompositeInstr& in = program_[v - ni];
   std::string s(scalar_op_info(in.op).name);
   if (in.op == ScalarOpId::Cast) s += "{" + std::string(dtype_name(in.dtype)) + "}";
   s += "(";
-  for (size_t i = 0; i < in.args.size(); ++i) s += (i ? "," : "") + expression(in.args[i]);
+  for (size_t i = 0; i < in.args.size(); ++i) s += (i ? (names ? ", " : ",") : "") + expression(in.args[i], names);
   return s + ")";
+}
+
+std::string Composite::render(const std::vector<std::string>& inputs, int output) const {
+  if (output < 0 || output >= static_cast<int>(outputs_.size())) return Op::render(inputs, output);
+  return expression(outputs_[output], &inputs);
 }
 
 graph::OpProps Composite::props() const {

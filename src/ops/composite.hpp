@@ -47,8 +47,11 @@ class Composite final : public graph::Op {
   DType value_dtype(int v) const;
   /// For each output, which inputs it depends on (its run-time shape is their broadcast).
   const std::vector<std::vector<bool>>& output_deps() const { return output_deps_; }
-  /// "tanh(add(mul(i0,i1),i2))": value `v` as an expression over the inputs.
-  std::string expression(int v) const;
+  /// "tanh(add(mul(i0,i1),i2))": value `v` as an expression over the inputs (named
+  /// i0, i1, ... or by `names`, then with ", " between arguments).
+  std::string expression(int v, const std::vector<std::string>* names = nullptr) const;
+  /// Output `output`'s expression over the given input texts: "add(mul(exp(x), y), 1.0)".
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
 
   std::string name() const override { return "Composite"; }
   graph::OpProps props() const override;

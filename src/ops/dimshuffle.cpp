@@ -22,6 +22,24 @@ std::string pattern_str(const std::vector<int>& pattern) {
 
 graph::OpProps DimShuffle::props() const { return {{"", pattern_str(pattern_)}}; }
 
+bool DimShuffle::presents_input() const {
+  int last = -1;
+  for (int p : pattern_) {
+    if (p < 0) continue;
+    if (p < last) return false;  // a transpose: the user asked for it
+    last = p;
+  }
+  return true;
+}
+
+Shape DimShuffle::presented_shape(const Shape& shape) const {
+  if (shape.size() != pattern_.size()) return shape;
+  Shape in(input_ndim_, 1);  // dropped dims had size 1
+  for (size_t j = 0; j < pattern_.size(); ++j)
+    if (pattern_[j] >= 0) in[pattern_[j]] = shape[j];
+  return in;
+}
+
 VarPtr dimshuffle(const VarPtr& x, const std::vector<int>& pattern) {
   const int nd = x->type.ndim();
   const std::string what = "dimshuffle" + pattern_str(pattern) + " of " + x->label() + " (" + x->type.str() + ")";

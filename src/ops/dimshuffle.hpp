@@ -21,6 +21,9 @@ class DimShuffle final : public graph::Op {
   std::map<int, int> view_map() const override { return {{0, 0}}; }
   graph::Cost cost(const graph::Apply&, const std::vector<Shape>&) const override { return {0, 0, 0}; }
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+  /// Only adding or dropping broadcastable dims (the input's dims kept in order) presents the input.
+  bool presents_input() const override;
+  Shape presented_shape(const Shape& shape) const override;
 
  private:
   int input_ndim_;

@@ -1,6 +1,8 @@
 #include "ops/elemwise.hpp"
 
+#include "graph/user_names.hpp"
 #include "ops/dimshuffle.hpp"
+#include "util/checked_size.hpp"
 
 #include <theon/config.hpp>
 #include <theon/error.hpp>
@@ -58,6 +60,14 @@ graph::OpProps Elemwise::props() const {
   if (scalar_ == ScalarOpId::Cast) p.push_back({"", std::string(dtype_name(out_dtype_))});
   if (inplace_ >= 0) p.push_back({"", "inplace(" + std::to_string(inplace_) + ")"});
   return p;
+}
+
+std::string Elemwise::render(const std::vector<std::string>& inputs, int) const {
+  std::string s = std::string(scalar_op_info(scalar_).name);
+  if (scalar_ == ScalarOpId::Cast) s += "{" + std::string(dtype_name(out_dtype_)) + "}";
+  s += "(";
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i];
+  return s + ")";
 }
 
 VarPtr literal(double value, bool integral) {
@@ -147,15 +157,23 @@ Shape broadcast_shapes(const Apply& node, const std::vector<Array>& inputs) {
       int64_t n = a.shape()[d];
       if (n == 1) continue;
       if (out[d] != 1 && out[d] != n) {
+        // Named as the user wrote them: y (4,), not the (1, 4) view rank alignment made of it.
+        // Size-1 constants (literals, already broadcast at build time) cannot disagree: left out.
         std::string shapes;
-        for (size_t j = 0; j < inputs.size(); ++j)
-          shapes += (j ? ", " : "") + node.input(static_cast<int>(j))->label() + " " + shape_str(inputs[j].shape());
-        throw ShapeError(node.describe() + ": shapes cannot be broadcast together (dimension " + std::to_string(d) +
-                         ": " + std::to_string(out[d]) + " vs " + std::to_string(n) + "); " + shapes);
+        for (size_t j = 0; j < inputs.size(); ++j) {
+          const graph::Variable& in = *node.input(static_cast<int>(j));
+          if (in.kind == graph::VarKind::Constant && inputs[j].size() == 1) continue;
+          shapes += (shapes.empty() ? "" : ", ") + graph::user_value(in, inputs[j].shape());
+        }
+        const int from_end = static_cast<int>(out.size()) - d;  // ranks differ; NumPy aligns at the end
+        throw ShapeError(graph::user_describe(node) + ": shapes cannot be broadcast together: " + shapes + " (" +
+                         (from_end == 1 ? std::string("last dimension") : "dimension -" + std::to_string(from_end)) +
+                         ": " + std::to_string(out[d]) + " vs " + std::to_string(n) + ")");
       }
       out[d] = n;
     }
   }
+  detail::checked_size(out, [&] { return node.describe(); });  // broadcast views can make any shape
   return out;
 }
 

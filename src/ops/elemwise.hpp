@@ -31,6 +31,10 @@ class Elemwise final : public graph::Op {
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
+  /// A cast presents its input (builders insert them for type promotion).
+  bool presents_input() const override { return scalar_ == ScalarOpId::Cast; }
+  /// "mul(y, 2.0)".
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
   /// Per scalar op (elemwise_grad.cpp); each input's gradient is summed to its run-time shape.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 

@@ -1,7 +1,9 @@
 #include "ops/join.hpp"
 
+#include "graph/user_names.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/shape.hpp"
+#include "util/checked_size.hpp"
 
 #include <theon/config.hpp>
 #include <theon/error.hpp>
@@ -78,7 +80,8 @@ VarPtr join(const std::vector<VarPtr>& xs_in, int axis_in, bool stack) {
       t.dims[d] = n;
     }
     const int64_t n = stack ? 1 : x->type.dims[axis];
-    joined = (joined < 0 || n < 0) ? graph::kUnknownDim : joined + n;
+    if (joined < 0 || n < 0) joined = graph::kUnknownDim;
+    else if (!detail::checked_add(joined, n, joined)) detail::throw_too_big(what, x->type.dims, std::nullopt);
   }
   if (stack) t.dims.insert(t.dims.begin() + axis, static_cast<int64_t>(xs.size()));
   else t.dims[axis] = joined;
@@ -99,12 +102,13 @@ std::vector<Shape> Join::infer_shape(const Apply& node, const std::vector<Array>
     if (!ok) {
       std::string shapes;
       for (size_t j = 0; j < inputs.size(); ++j)
-        shapes += (j ? ", " : "") + user_label(node.input(static_cast<int>(j))) + " " + shape_str(inputs[j].shape());
-      throw ShapeError(node.describe() + ": input shapes must match except along the " +
+        shapes += (j ? ", " : "") + graph::user_value(*node.input(static_cast<int>(j)), inputs[j].shape());
+      throw ShapeError(graph::user_describe(node) + ": input shapes must match except along the " +
                        (stack_ ? std::string("new axis") : "concatenation axis " + std::to_string(axis_)) +
                        "; got " + shapes);
     }
-    if (!stack_) out[axis_] += s[axis_];
+    if (!stack_ && !detail::checked_add(out[axis_], s[axis_], out[axis_]))
+      detail::throw_too_big(graph::user_describe(node), out, std::nullopt);
   }
   if (stack_) out.insert(out.begin() + axis_, static_cast<int64_t>(inputs.size()));
   return {out};

@@ -1,12 +1,16 @@
 #include "ops/shape.hpp"
 
+#include "graph/user_names.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/subtensor.hpp"
+#include "util/checked_size.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
 #include <theon/config.hpp>
 #include <theon/error.hpp>
+
+#include <functional>
 
 namespace theon::ops {
 
@@ -17,14 +21,6 @@ using graph::VarPtr;
 // ---- shared helpers ----
 
 std::string label_type(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
-
-std::string user_label(const VarPtr& v) {
-  const graph::Variable* p = v.get();
-  while (p->name.empty() && p->owner && p->owner->inputs().size() == 1 && p->owner->op().name() == "Elemwise" &&
-         p->owner->op().props().size() == 2 && p->owner->op().props()[0].second == "cast")
-    p = p->owner->input(0).get();
-  return p->name.empty() ? v->label() : p->name;
-}
 
 std::string dims_str(const std::vector<int64_t>& dims) {
   std::string s = "(";
@@ -85,31 +81,39 @@ void add_strided(const Array& src, const Array& dst) {
 
 namespace {
 
-// Resolves one -1 against `total` elements; ShapeError via `what` on any mismatch.
+// Resolves one -1 against `total` elements; ShapeError via `what` on any mismatch, and for a
+// shape too big for `dtype` (the product of its given entries, as NumPy counts it).
 // Without `in` (static dims unknown) only the entries themselves are checked.
-Shape resolve_target(const std::string& what, const std::optional<Shape>& in, const std::vector<int64_t>& want) {
+Shape resolve_target(const std::function<std::string()>& what, const std::optional<Shape>& in,
+                     const std::vector<int64_t>& want, DType dtype) {
   int unknown = -1;
-  int64_t known = 1;
+  int64_t nonzero = 1;  // the product of the given non-zero entries, bounded as NumPy does
+  bool zero = false;
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] == -1) {
-      if (unknown >= 0) throw ShapeError(what + ": can only specify one unknown dimension (-1) in " + shape_str(want));
+      if (unknown >= 0) throw ShapeError(what() + ": can only specify one unknown dimension (-1) in " + shape_str(want));
       unknown = static_cast<int>(i);
     } else if (want[i] < 0) {
-      throw ShapeError(what + ": negative dimension " + std::to_string(want[i]) + " in " + shape_str(want));
-    } else {
-      known *= want[i];
+      throw ShapeError(what() + ": negative dimension " + std::to_string(want[i]) + " in " + shape_str(want));
+    } else if (want[i] == 0) {
+      zero = true;
+    } else if (!detail::checked_mul(nonzero, want[i], nonzero)) {
+      detail::throw_too_big(what(), want, dtype);
     }
   }
+  if (int64_t bytes; !detail::checked_mul(nonzero, static_cast<int64_t>(itemsize(dtype)), bytes))
+    detail::throw_too_big(what(), want, dtype);
+  const int64_t known = zero ? 0 : nonzero;
   if (!in) return want;
-  const int64_t total = shape_size(*in);
+  const int64_t total = detail::checked_size(*in, what);
   Shape out = want;
   if (unknown >= 0) {
     if (known == 0 || total % known != 0)
-      throw ShapeError(what + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
+      throw ShapeError(what() + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
                        std::to_string(total) + ") into shape " + shape_str(want));
     out[unknown] = total / known;
   } else if (known != total) {
-    throw ShapeError(what + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
+    throw ShapeError(what() + ": cannot reshape an array of shape " + shape_str(*in) + " (size " +
                      std::to_string(total) + ") into shape " + shape_str(want));
   }
   return out;
@@ -127,6 +131,12 @@ bool all_known(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+std::string Reshape::render(const std::vector<std::string>& inputs, int) const {
+  if (inputs.empty()) return Op::render(inputs);
+  if (flatten_) return "flatten(" + inputs[0] + (ndim_ == 1 ? "" : ", " + std::to_string(ndim_)) + ")";
+  return inputs.size() == 2 ? "reshape(" + inputs[0] + ", " + inputs[1] + ")" : Op::render(inputs);
+}
+
 graph::OpProps Reshape::props() const {
   graph::OpProps p = {{"ndim", std::to_string(ndim_)}};
   if (flatten_) p.push_back({"flatten", "True"});
@@ -138,7 +148,9 @@ VarPtr reshape(const VarPtr& x, const std::vector<int64_t>& shape) {
   const std::string what = reshape_what(x, shape_str(shape)) + " of " + label_type(x);
   TensorType t = x->type;
   // Static errors where x's dims are known (and the -1 inferred); else the entries' checks.
-  t.dims = resolve_target(what, all_known(x->type.dims) ? std::optional<Shape>(x->type.dims) : std::nullopt, shape);
+  t.dims = resolve_target([&] { return what; },
+                          all_known(x->type.dims) ? std::optional<Shape>(x->type.dims) : std::nullopt, shape,
+                          x->type.dtype);
   Array value = Array::from_vector<int64_t>(shape, Shape{static_cast<int64_t>(shape.size())});
   return graph::make_output(std::make_shared<Reshape>(static_cast<int>(shape.size()), false),
                             {x, ops::constant(value)}, t);
@@ -169,7 +181,10 @@ VarPtr flatten(const VarPtr& x, int ndim) {
   TensorType t = x->type;
   t.dims.assign(x->type.dims.begin(), x->type.dims.begin() + (ndim - 1));
   int64_t rest = 1;
-  for (int d = ndim - 1; d < nd; ++d) rest = (rest < 0 || x->type.dims[d] < 0) ? -1 : rest * x->type.dims[d];
+  for (int d = ndim - 1; d < nd; ++d) {
+    if (rest < 0 || x->type.dims[d] < 0) rest = -1;
+    else if (!detail::checked_mul(rest, x->type.dims[d], rest)) detail::throw_too_big(what, x->type.dims, std::nullopt);
+  }
   t.dims.push_back(rest);
   return graph::make_output(std::make_shared<Reshape>(ndim, true), {x}, t);
 }
@@ -178,13 +193,11 @@ std::vector<Shape> Reshape::infer_shape(const Apply& node, const std::vector<Arr
   const Shape& in = inputs[0].shape();
   if (flatten_) {
     Shape out(in.begin(), in.begin() + (ndim_ - 1));
-    int64_t rest = 1;
-    for (size_t d = ndim_ - 1; d < in.size(); ++d) rest *= in[d];
-    out.push_back(rest);
+    out.push_back(detail::checked_size(Shape(in.begin() + (ndim_ - 1), in.end()), [&] { return graph::user_describe(node); }));
     return {out};
   }
   std::vector<int64_t> want = inputs[1].to_vector<int64_t>();
-  return {resolve_target(node.describe() + " of " + node.input(0)->label(), in, want)};
+  return {resolve_target([&] { return graph::user_describe(node); }, in, want, inputs[0].dtype())};
 }
 
 void Reshape::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
@@ -213,15 +226,18 @@ VarPtr broadcast_to(const VarPtr& x, const std::vector<int64_t>& shape) {
     if (n < 0) throw ShapeError(what + ": negative dimension in the target shape " + shape_str(shape));
   if (!broadcastable_to(x->type.dims, shape))
     throw ShapeError(what + ": cannot broadcast " + label_type(x) + " to shape " + shape_str(shape));
+  detail::checked_nbytes(shape, x->type.dtype, what);
   TensorType t = x->type;
   t.dims = shape;
   return graph::make_output(std::make_shared<BroadcastTo>(shape), {x}, t);
 }
 
 std::vector<Shape> BroadcastTo::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  if (!broadcastable_to(inputs[0].shape(), shape_))
-    throw ShapeError(node.describe() + ": cannot broadcast " + node.input(0)->label() + " of shape " +
-                     shape_str(inputs[0].shape()) + " to shape " + shape_str(shape_));
+  if (!broadcastable_to(inputs[0].shape(), shape_)) {
+    const graph::UserValue u = graph::user_view(*node.input(0), inputs[0].shape());
+    throw ShapeError(graph::user_describe(node) + ": cannot broadcast " + u.label + " of shape " + shape_str(u.shape) +
+                     " to shape " + shape_str(shape_));
+  }
   return {shape_};
 }
 
@@ -282,6 +298,7 @@ VarPtr alloc(const VarPtr& value_in, const std::vector<VarPtr>& shape) {
   if (value->type.ndim() > static_cast<int>(shape.size()) ||
       (all_known(t.dims) && !broadcastable_to(value->type.dims, t.dims)))
     throw ShapeError(what + ": the value " + label_type(value) + " cannot be broadcast to shape " + dims_str(t.dims));
+  if (all_known(t.dims)) detail::checked_nbytes(t.dims, t.dtype, what);
   return graph::make_output(std::make_shared<Alloc>(), inputs, t);
 }
 
@@ -308,13 +325,16 @@ std::vector<Shape> Alloc::infer_shape(const Apply& node, const std::vector<Array
   for (size_t i = 1; i < inputs.size(); ++i) {
     int64_t n = scalar_int(inputs[i]);
     if (n < 0)
-      throw ShapeError(node.describe() + ": negative dimension " + std::to_string(n) + " given by " +
-                       node.input(static_cast<int>(i))->label());
+      throw ShapeError(graph::user_describe(node) + ": negative dimension " + std::to_string(n) + " given by " +
+                       graph::user_label(*node.input(static_cast<int>(i))));
     out.push_back(n);
   }
-  if (!broadcastable_to(inputs[0].shape(), out))
-    throw ShapeError(node.describe() + ": the value " + node.input(0)->label() + " of shape " +
-                     shape_str(inputs[0].shape()) + " cannot be broadcast to shape " + shape_str(out));
+  if (!broadcastable_to(inputs[0].shape(), out)) {
+    const graph::UserValue u = graph::user_view(*node.input(0), inputs[0].shape());
+    throw ShapeError(graph::user_describe(node) + ": the value " + u.label + " of shape " + shape_str(u.shape) +
+                     " cannot be broadcast to shape " + shape_str(out));
+  }
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
   return {out};
 }
 

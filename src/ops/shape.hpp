@@ -25,6 +25,8 @@ class Reshape final : public graph::Op {
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
   std::map<int, int> view_map() const override { return {{0, 0}}; }
   graph::Cost cost(const graph::Apply&, const std::vector<Shape>&) const override { return {0, 0, 0}; }
+  /// "flatten(x)", "reshape(x, [3, 3])".
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
 
  private:
   int ndim_;
@@ -89,8 +91,6 @@ graph::VarPtr fill_like(const graph::VarPtr& x, double fill, std::optional<DType
 
 /// "x (float32 (?, 3))": the label and type of a variable, for messages.
 std::string label_type(const graph::VarPtr& v);
-/// The user's name for `v`, looking through the casts builders insert (else its label).
-std::string user_label(const graph::VarPtr& v);
 /// Static dims as "(?, 3)".
 std::string dims_str(const std::vector<int64_t>& dims);
 /// The value of a 0-d integer array.

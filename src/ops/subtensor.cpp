@@ -1,5 +1,6 @@
 #include "ops/subtensor.hpp"
 
+#include "graph/user_names.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/shape.hpp"
@@ -30,13 +31,19 @@ std::string part_str(const IndexEntry::Part& p) {
   return "?";
 }
 
-std::string spec_str(const IndexSpec& spec) {
+// With `bounds` (the texts of the node's bound inputs), symbolic bounds show as those.
+std::string spec_str(const IndexSpec& spec, const std::vector<std::string>* bounds = nullptr) {
+  auto part = [&](const IndexEntry::Part& p) {
+    if (bounds && p.kind == Kind::Input && p.value >= 0 && p.value < static_cast<int64_t>(bounds->size()))
+      return (*bounds)[p.value];
+    return part_str(p);
+  };
   std::string s;
   for (size_t i = 0; i < spec.size(); ++i) {
     const IndexEntry& e = spec[i];
     s += i ? ", " : "";
-    if (!e.is_slice) s += part_str(e.start);
-    else s += part_str(e.start) + ":" + part_str(e.stop) + (e.step.kind == Kind::None ? "" : ":" + part_str(e.step));
+    if (!e.is_slice) s += part(e.start);
+    else s += part(e.start) + ":" + part(e.stop) + (e.step.kind == Kind::None ? "" : ":" + part(e.step));
   }
   return s;
 }
@@ -72,9 +79,9 @@ std::string index_error(const std::string& what, const std::string& var, int64_t
          var + " with size " + std::to_string(n);
 }
 
-// Resolves every dim of `shape` (dims past the spec are kept whole).
-std::vector<DimSelection> resolve(const IndexSpec& spec, const Shape& shape, const Array* bounds,
-                                  const std::string& what, const std::string& var) {
+// Resolves every dim of `shape`, node's input 0 (dims past the spec are kept whole); errors
+// name what the user wrote (built only on failure: this runs on every call).
+std::vector<DimSelection> resolve(const IndexSpec& spec, const Shape& shape, const Array* bounds, const Apply& node) {
   std::vector<DimSelection> sel(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) {
     const int64_t n = shape[d];
@@ -88,12 +95,14 @@ std::vector<DimSelection> resolve(const IndexSpec& spec, const Shape& shape, con
       const int64_t orig = i;
       if (i < 0) i += n;
       if (i < 0 || i >= n)
-        throw IndexError(index_error(what, var, orig, static_cast<int>(d), n) + " (shape " + shape_str(shape) + ")");
+        throw IndexError(index_error(graph::user_describe(node), graph::user_label(*node.input(0)), orig,
+                                     static_cast<int>(d), n) +
+                         " (shape " + shape_str(shape) + ")");
       sel[d] = {i, 1, 1, true};
       continue;
     }
     const int64_t step = part_value(e.step, bounds).value_or(1);
-    if (step == 0) throw ValueError(step_zero(what));
+    if (step == 0) throw ValueError(step_zero(graph::user_describe(node)));
     sel[d] = python_slice(n, part_value(e.start, bounds), part_value(e.stop, bounds), step);
   }
   return sel;
@@ -214,8 +223,9 @@ std::vector<int64_t> checked_indices(const Apply& node, const Array& idx, int id
     const int64_t orig = i;
     if (i < 0) i += n;
     if (i < 0 || i >= n)
-      throw IndexError(index_error(node.describe(), node.input(0)->label(), orig, axis, n) + " (shape " +
-                       shape_str(x.shape()) + ", indices " + node.input(idx_input)->label() + ")");
+      throw IndexError(index_error(graph::user_describe(node), graph::user_label(*node.input(0)), orig, axis, n) +
+                       " (shape " + shape_str(x.shape()) + ", indices " + graph::user_label(*node.input(idx_input)) +
+                       ")");
   }
   return v;
 }
@@ -227,16 +237,18 @@ Shape take_shape(const Shape& x, const Shape& idx, int axis) {
   return out;
 }
 
-// y must broadcast to the region: NumPy's rule for assignment.
-void check_assignable(const std::string& what, const std::string& y_label, const Shape& y, const Shape& region) {
+// y (node input 1) must broadcast to the region: NumPy's rule for assignment.
+void check_assignable(const Apply& node, const Shape& y, const Shape& region) {
   bool ok = y.size() <= region.size();
   for (size_t d = 0; ok && d < y.size(); ++d) {
     const int64_t r = region[region.size() - y.size() + d];
     ok = y[d] == 1 || y[d] == r;
   }
-  if (!ok)
-    throw ShapeError(what + ": cannot broadcast " + y_label + " of shape " + shape_str(y) +
+  if (!ok) {
+    const graph::UserValue u = graph::user_view(*node.input(1), y);
+    throw ShapeError(graph::user_describe(node) + ": cannot broadcast " + u.label + " of shape " + shape_str(u.shape) +
                      " to the indexed region of shape " + shape_str(region));
+  }
 }
 
 // y converted to x's dtype: literals always; arrays when NumPy's same_kind casting allows.
@@ -267,6 +279,12 @@ void check_static_assignable(const std::string& what, const VarPtr& y, const Var
 // ---- Subtensor ----
 
 graph::OpProps Subtensor::props() const { return {{"", spec_str(spec_)}}; }
+
+std::string Subtensor::render(const std::vector<std::string>& inputs, int) const {
+  if (inputs.empty()) return Op::render(inputs);
+  const std::vector<std::string> bounds(inputs.begin() + 1, inputs.end());
+  return inputs[0] + "[" + spec_str(spec_, &bounds) + "]";
+}
 
 VarPtr subtensor(const VarPtr& x, const std::vector<Index>& indices) {
   const std::string what = index_text(x, indices);
@@ -317,12 +335,11 @@ VarPtr subtensor_spec(const VarPtr& x, const IndexSpec& spec, const std::vector<
 }
 
 std::vector<Shape> Subtensor::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  return {selected_shape(resolve(spec_, inputs[0].shape(), inputs.data() + 1, node.describe(), node.input(0)->label()))};
+  return {selected_shape(resolve(spec_, inputs[0].shape(), inputs.data() + 1, node))};
 }
 
 void Subtensor::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  outputs[0] = selected_view(inputs[0], resolve(spec_, inputs[0].shape(), inputs.data() + 1, node.describe(),
-                                                node.input(0)->label()));
+  outputs[0] = selected_view(inputs[0], resolve(spec_, inputs[0].shape(), inputs.data() + 1, node));
 }
 
 // ---- IncSubtensor ----
@@ -332,15 +349,15 @@ graph::OpProps IncSubtensor::props() const {
 }
 
 std::vector<Shape> IncSubtensor::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  auto sel = resolve(spec_, inputs[0].shape(), inputs.data() + 2, node.describe(), node.input(0)->label());
-  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(), selected_shape(sel));
+  auto sel = resolve(spec_, inputs[0].shape(), inputs.data() + 2, node);
+  check_assignable(node, inputs[1].shape(), selected_shape(sel));
   return {inputs[0].shape()};
 }
 
 void IncSubtensor::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
   infer_shape(node, inputs);
   copy_strided(inputs[0], outputs[0]);
-  auto sel = resolve(spec_, outputs[0].shape(), inputs.data() + 2, node.describe(), node.input(0)->label());
+  auto sel = resolve(spec_, outputs[0].shape(), inputs.data() + 2, node);
   Array region = selected_view(outputs[0], sel);
   if (set_) copy_strided(inputs[1], region);
   else add_strided(inputs[1], region);
@@ -359,6 +376,11 @@ graph::OpProps AdvancedSubtensor1::props() const {
   graph::OpProps p = {{"axis", std::to_string(axis_)}};
   if (nested_) p.push_back({"nested", "True"});
   return p;
+}
+
+std::string AdvancedSubtensor1::render(const std::vector<std::string>& inputs, int) const {
+  if (inputs.size() != 2) return Op::render(inputs);
+  return "take(" + inputs[0] + ", " + inputs[1] + ", axis=" + std::to_string(axis_) + ")";
 }
 
 VarPtr take(const VarPtr& x, const VarPtr& indices, int axis, bool nested) {
@@ -411,7 +433,7 @@ graph::OpProps AdvancedIncSubtensor1::props() const {
 }
 
 std::vector<Shape> AdvancedIncSubtensor1::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(),
+  check_assignable(node, inputs[1].shape(),
                    take_shape(inputs[0].shape(), inputs[2].shape(), axis_));
   return {inputs[0].shape()};
 }
@@ -421,7 +443,7 @@ void AdvancedIncSubtensor1::perform(const Apply& node, const std::vector<Array>&
   const Array& x = inputs[0];
   const std::vector<int64_t> idx = checked_indices(node, inputs[2], 2, axis_, x);
   const Shape region = take_shape(x.shape(), inputs[2].shape(), axis_);
-  check_assignable(node.describe(), node.input(1)->label(), inputs[1].shape(), region);
+  check_assignable(node, inputs[1].shape(), region);
   Array out = outputs[0];
   copy_strided(x, out);
   if (out.size() == 0 || shape_size(region) == 0) return;

@@ -37,6 +37,8 @@ class Subtensor final : public graph::Op {
   const IndexSpec& spec() const { return spec_; }
   std::string name() const override { return "Subtensor"; }
   graph::OpProps props() const override;
+  /// "x[1:, n]".
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -73,6 +75,8 @@ class AdvancedSubtensor1 final : public graph::Op {
   bool nested() const { return nested_; }
   std::string name() const override { return "AdvancedSubtensor1"; }
   graph::OpProps props() const override;
+  /// "take(x, i, axis=0)".
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;

@@ -17,6 +17,8 @@ class Transfer final : public graph::Op {
   graph::OpProps props() const override { return {{"to", target_.str()}}; }
   std::string display() const override { return "Transfer{to=" + target_.str() + "}"; }
   bool pure() const override { return false; }
+  /// Placement inserts transfers: messages name the value moved.
+  bool presents_input() const override { return true; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   /// The output arrives allocated on the target device; this copies into it.
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

@@ -2,6 +2,7 @@
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
+#include "util/checked_size.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -29,7 +30,9 @@ std::string shape_str(const Shape& shape) {
 }
 
 int64_t shape_size(const Shape& shape) {
-  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  int64_t n;
+  if (!detail::try_shape_size(shape, n)) detail::throw_too_big("", shape, std::nullopt);
+  return n;
 }
 
 Strides contiguous_strides(const Shape& shape) {
@@ -73,6 +76,19 @@ class LargeBlockCache {
         return block;
       }
     return nullptr;
+  }
+  // Frees every cached block (an allocation failed: the memory may be needed elsewhere).
+  void clear() {
+    std::deque<std::pair<size_t, void*>> all;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      all.swap(blocks_);
+      bytes_ = 0;
+    }
+    for (auto& [n, p] : all) {
+      ASAN_UNPOISON_MEMORY_REGION(p, n);
+      std::free(p);
+    }
   }
   void give(void* block, size_t size) {
     std::vector<std::pair<size_t, void*>> evicted;  // freed outside the lock
@@ -124,11 +140,17 @@ void release_small_block(void* data) {
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
+  // Beyond PTRDIFF_MAX no allocation can succeed (and the rounding below could wrap).
+  if (bytes > static_cast<size_t>(PTRDIFF_MAX) - kLargeRound - kHeader) detail::throw_out_of_memory(bytes, Device::cpu());
   if (bytes >= kLargeBlock) {
     const size_t size = (bytes + kHeader + kLargeRound - 1) / kLargeRound * kLargeRound;
     void* block = large_blocks().take(size);
     if (!block) block = std::aligned_alloc(64, size);
-    if (!block) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+    if (!block) {  // give the cached blocks back and try once more
+      large_blocks().clear();
+      block = std::aligned_alloc(64, size);
+    }
+    if (!block) detail::throw_out_of_memory(bytes, Device::cpu());
     std::memcpy(block, &size, sizeof size);
     return std::make_shared<Buffer>(static_cast<char*>(block) + kHeader, bytes, &release_large_block);
   }
@@ -138,7 +160,7 @@ std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
   static_assert(alignof(std::max_align_t) >= 16);
   const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void* base = std::malloc(rounded + 64);
-  if (!base) throw DeviceError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  if (!base) detail::throw_out_of_memory(bytes, Device::cpu());
   const auto addr = (reinterpret_cast<std::uintptr_t>(base) + sizeof(void*) + 63) & ~std::uintptr_t{63};
   char* data = static_cast<char*>(base) + (addr - reinterpret_cast<std::uintptr_t>(base));
   std::memcpy(data - sizeof base, &base, sizeof base);
@@ -159,7 +181,7 @@ Array Array::empty(const Shape& shape, DType dtype) {
   require_supported(dtype, "Array");
   for (int64_t n : shape)
     if (n < 0) throw ShapeError("Array: negative dimension in shape " + shape_str(shape));
-  return Array(Buffer::allocate_host(static_cast<size_t>(shape_size(shape)) * itemsize(dtype)), dtype, shape,
+  return Array(Buffer::allocate_host(detail::checked_nbytes(shape, dtype, "Array")), dtype, shape,
                contiguous_strides(shape));
 }
 
@@ -244,7 +266,7 @@ Array Array::rand(const Shape& shape, uint64_t seed, std::optional<DType> dtype)
 template <class T>
 Array Array::from_vector(const std::vector<T>& values, std::optional<Shape> shape) {
   Shape s = shape.value_or(Shape{static_cast<int64_t>(values.size())});
-  if (shape_size(s) != static_cast<int64_t>(values.size()))
+  if (detail::checked_size(s, "Array::from_vector") != static_cast<int64_t>(values.size()))
     throw ShapeError("Array::from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
                      shape_str(s));
   Array a = empty(s, dtype_of<T>());
@@ -368,7 +390,9 @@ Array Array::slice(int axis, int64_t start, int64_t stop, int64_t step) const {
 }
 
 Array Array::reshape(const Shape& shape) const {
-  if (shape_size(shape) != size())
+  for (int64_t n : shape)
+    if (n < 0) throw ShapeError("Array::reshape: negative dimension in shape " + shape_str(shape));
+  if (detail::checked_size(shape, "Array::reshape") != size())
     throw ShapeError("Array::reshape: cannot reshape array of shape " + shape_str(shape_) + " into " + shape_str(shape));
   Array c = contiguous();
   return Array(c.buffer_, dtype_, shape, contiguous_strides(shape), c.offset_);
@@ -377,10 +401,13 @@ Array Array::reshape(const Shape& shape) const {
 Array Array::broadcast_to(const Shape& shape) const {
   if (static_cast<int>(shape.size()) < ndim())
     throw ShapeError("Array::broadcast_to: cannot broadcast " + shape_str(shape_) + " to " + shape_str(shape));
+  for (int64_t n : shape)
+    if (n < 0) throw ShapeError("Array::broadcast_to: negative dimension in shape " + shape_str(shape));
   int lead = static_cast<int>(shape.size()) - ndim();
   for (int d = 0; d < ndim(); ++d)
     if (shape_[d] != 1 && shape_[d] != shape[lead + d])
       throw ShapeError("Array::broadcast_to: cannot broadcast " + shape_str(shape_) + " to " + shape_str(shape));
+  detail::checked_nbytes(shape, dtype_, "Array::broadcast_to");
   return Array(buffer_, dtype_, shape, detail::broadcast_strides(*this, shape), offset_);
 }
 

@@ -329,11 +329,34 @@ KernelSource kernel_source(const Composite& op, const Variant& v) {
 
 // Kernels and modules loaded in this process (never unloaded: kernels may be in use by other threads).
 struct ModuleCache {
+  using VariantKey = std::pair<const graph::Op*, std::string>;
   std::mutex mutex;
-  std::map<std::string, KernelFn> by_symbol;  // by loaded_key()
-  // Per (op instance, variant): the op is kept alive so its address is never reused. A null
-  // kernel records a failed compile: that variant runs in the interpreter from then on.
-  std::map<std::pair<const graph::Op*, std::string>, std::pair<std::shared_ptr<const graph::Op>, KernelFn>> by_variant;
+  std::map<std::string, KernelFn> by_symbol;  // by loaded_key(): one entry per distinct kernel
+  // Per (op instance, variant), for the run-time lookup. Every compilation of a function makes
+  // new Composite instances, so an entry must not outlive its op: it holds the op weakly, a
+  // hit counts only while the op lives (an expired entry's address may belong to a new op),
+  // and entries of dead ops are swept as the table grows (amortised: at twice the size left
+  // by the last sweep). A null kernel records a failed compile: that variant runs in the
+  // interpreter from then on.
+  std::map<VariantKey, std::pair<std::weak_ptr<const graph::Op>, KernelFn>> by_variant;
+  size_t sweep_at = 16;
+
+  // Under `mutex`: the kernel of a live entry, or false.
+  bool find_variant(const VariantKey& key, KernelFn& fn) const {
+    auto it = by_variant.find(key);
+    if (it == by_variant.end() || it->second.first.expired()) return false;
+    fn = it->second.second;
+    return true;
+  }
+  // Under `mutex`: records (or replaces an expired) entry; `first_only` keeps a live one.
+  void add_variant(VariantKey key, const std::shared_ptr<const graph::Op>& op, KernelFn fn, bool first_only) {
+    if (by_variant.size() >= sweep_at) {
+      std::erase_if(by_variant, [](const auto& e) { return e.second.first.expired(); });
+      sweep_at = std::max<size_t>(16, 2 * by_variant.size());
+    }
+    auto [it, inserted] = by_variant.try_emplace(std::move(key), op, fn);
+    if (!inserted && (!first_only || it->second.first.expired())) it->second = {op, fn};
+  }
 };
 
 ModuleCache& modules() {
@@ -597,7 +620,7 @@ void advise_huge_pages(const Array& a) {
 
 // Runs `op`'s generated kernel for the variant these arrays make (compiling it if lowering did
 // not foresee it); false when generated code does not apply or failed to build, and then the
-// caller runs the interpreter. `keep` owns `op` (kept alive by the variant cache).
+// caller runs the interpreter. `keep` owns `op` (the variant cache holds it weakly).
 bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& keep, const std::vector<Array>& inputs,
                    std::vector<Array>& outputs) {
   const Shape& full = outputs[0].shape();
@@ -618,10 +641,7 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   bool found = false;
   {
     std::lock_guard<std::mutex> lock(mc.mutex);
-    if (auto it = mc.by_variant.find(vkey); it != mc.by_variant.end()) {
-      fn = it->second.second;
-      found = true;
-    }
+    found = mc.find_variant(vkey, fn);
   }
   if (!found) {  // a variant lowering did not foresee (prepare_fused_kernels): compiled alone
     try {
@@ -632,7 +652,7 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
       warn_compile_failed(op.display() + ": " + e.what());
     }
     std::lock_guard<std::mutex> lock(mc.mutex);
-    mc.by_variant[vkey] = {keep, fn};
+    mc.add_variant(vkey, keep, fn, /*first_only=*/false);
   }
   if (!fn) return false;
   // Per-thread argument arrays (kernel objects are shared by every Function and thread).
@@ -895,7 +915,8 @@ void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
     if (!op || !expected_variant(*node, v)) continue;
     {
       std::lock_guard<std::mutex> lock(mc.mutex);
-      if (mc.by_variant.count({op, v.key})) continue;  // this op instance is already prepared
+      KernelFn known;
+      if (mc.find_variant({op, v.key}, known)) continue;  // this op instance is already prepared
     }
     try {
       KernelSource k = kernel_source(*op, v);
@@ -910,7 +931,7 @@ void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
   for (auto& p : pending) {
     KernelFn fn = find_kernel(p.symbol);
     std::lock_guard<std::mutex> lock(mc.mutex);
-    mc.by_variant.try_emplace({p.op.get(), p.variant}, p.op, fn);
+    mc.add_variant({p.op.get(), p.variant}, p.op, fn, /*first_only=*/true);
   }
 }
 

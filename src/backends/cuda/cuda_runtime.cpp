@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_runtime.hpp"
 
 #include "backends/cuda/cuda_check.hpp"
+#include "util/checked_size.hpp"
 
 #include <algorithm>
 
@@ -12,6 +13,7 @@ namespace {
 // sizes (a new batch size) are served from the cache.
 size_t round_size(size_t bytes) {
   bytes = std::max<size_t>(bytes, 1);
+  if (bytes > (size_t{1} << 62)) return bytes;  // no device has that much: cudaMalloc fails (no wrap-around)
   if (bytes < (1u << 20)) return (bytes + 511) / 512 * 512;
   return (bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20);
 }
@@ -75,9 +77,14 @@ std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
       empty_cache(device);
       e = cudaMalloc(&p, size);
     }
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      theon::detail::throw_out_of_memory(bytes, device, std::string(" (") + cudaGetErrorString(e) + "; in use " +
+                                                     std::to_string(stats(device).in_use) + " bytes)");
+    }
     if (e != cudaSuccess)
-      throw DeviceError("out of memory on " + device.str() + " allocating " + std::to_string(bytes) + " bytes (" +
-                        cudaGetErrorString(e) + "; in use " + std::to_string(stats(device).in_use) + " bytes)");
+      throw DeviceError("allocating " + std::to_string(bytes) + " bytes on " + device.str() + " failed: " +
+                        cudaGetErrorString(e));
     std::lock_guard<std::mutex> lock(mu_);
     blocks_[p] = {size, device.index};
     ++per_device(device.index).stats.allocations;
@@ -127,7 +134,12 @@ std::shared_ptr<Buffer> CudaRuntime::allocate_pinned(size_t bytes) {
     }
   }
   if (!p) {
-    THEON_CUDA_CHECK(cudaHostAlloc(&p, size, cudaHostAllocPortable));
+    if (const cudaError_t e = cudaHostAlloc(&p, size, cudaHostAllocPortable); e != cudaSuccess) {
+      cudaGetLastError();
+      if (e == cudaErrorMemoryAllocation)
+        theon::detail::throw_out_of_memory(bytes, Device::cpu(), " (pinned host memory for a device copy)");
+      check(e, "cudaHostAlloc");
+    }
     std::lock_guard<std::mutex> lock(mu_);
     pinned_sizes_[p] = size;
   }

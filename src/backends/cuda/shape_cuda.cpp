@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
+#include "graph/user_names.hpp"
 #include "ops/shape.hpp"
 #include "ops/subtensor.hpp"
 
@@ -337,9 +338,11 @@ KernelSource wrap_source(DType idx) {
 }
 
 std::string index_error(const Apply& node, int idx_input, int64_t index, int axis, const Shape& x_shape) {
-  return node.describe() + ": index " + std::to_string(index) + " is out of bounds for axis " + std::to_string(axis) +
-         " of " + node.input(0)->label() + " with size " + std::to_string(x_shape[axis]) + " (shape " +
-         shape_str(x_shape) + ", indices " + node.input(idx_input)->label() + ")";
+  // As the CPU says it (ops/subtensor.cpp): the values as the user wrote them.
+  return graph::user_describe(node) + ": index " + std::to_string(index) + " is out of bounds for axis " +
+         std::to_string(axis) + " of " + graph::user_label(*node.input(0)) + " with size " +
+         std::to_string(x_shape[axis]) + " (shape " + shape_str(x_shape) + ", indices " +
+         graph::user_label(*node.input(idx_input)) + ")";
 }
 
 // The indices as a contiguous int64 device array, negative ones wrapped, each checked
