@@ -108,8 +108,8 @@ std::string input_shapes(const graph::Apply& node, const std::vector<Array>& ins
 std::string node_context(const compile::Program& program, size_t t, const std::string& function_label,
                          const std::vector<Array>& ins) {
   const compile::Thunk& th = program.thunks[t];
-  return "in node " + std::to_string(t) + " of " + function_label + ": " + graph::user_describe(*th.node) + " on " + th.device +
-         "; input shapes: " + input_shapes(*th.node, ins);
+  return "in node " + std::to_string(t) + " of " + function_label + ": " + graph::user_describe(*th.node) + " on " +
+         th.device + "; input shapes: " + input_shapes(*th.node, ins);
 }
 
 // The input array `a` (slot `slot`, read at the positions of `th.inputs` equal to it) may be

@@ -91,7 +91,8 @@ Shape resolve_target(const std::function<std::string()>& what, const std::option
   bool zero = false;
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] == -1) {
-      if (unknown >= 0) throw ShapeError(what() + ": can only specify one unknown dimension (-1) in " + shape_str(want));
+      if (unknown >= 0)
+        throw ShapeError(what() + ": can only specify one unknown dimension (-1) in " + shape_str(want));
       unknown = static_cast<int>(i);
     } else if (want[i] < 0) {
       throw ShapeError(what() + ": negative dimension " + std::to_string(want[i]) + " in " + shape_str(want));
@@ -193,7 +194,10 @@ std::vector<Shape> Reshape::infer_shape(const Apply& node, const std::vector<Arr
   const Shape& in = inputs[0].shape();
   if (flatten_) {
     Shape out(in.begin(), in.begin() + (ndim_ - 1));
-    out.push_back(detail::checked_size(Shape(in.begin() + (ndim_ - 1), in.end()), [&] { return graph::user_describe(node); }));
+    int64_t rest = 1;
+    for (size_t d = ndim_ - 1; d < in.size(); ++d)
+      if (!detail::checked_mul(rest, in[d], rest)) detail::throw_too_big(graph::user_describe(node), in, std::nullopt);
+    out.push_back(rest);
     return {out};
   }
   std::vector<int64_t> want = inputs[1].to_vector<int64_t>();

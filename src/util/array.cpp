@@ -40,7 +40,8 @@ Strides contiguous_strides(const Shape& shape) {
   int64_t acc = 1;
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
     s[d] = acc;
-    acc *= std::max<int64_t>(shape[d], 1);
+    if (d > 0 && !detail::checked_mul(acc, std::max<int64_t>(shape[d], 1), acc))
+      detail::throw_too_big("contiguous_strides", shape, std::nullopt);
   }
   return s;
 }
@@ -141,7 +142,8 @@ void release_small_block(void* data) {
 
 std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
   // Beyond PTRDIFF_MAX no allocation can succeed (and the rounding below could wrap).
-  if (bytes > static_cast<size_t>(PTRDIFF_MAX) - kLargeRound - kHeader) detail::throw_out_of_memory(bytes, Device::cpu());
+  if (bytes > static_cast<size_t>(PTRDIFF_MAX) - kLargeRound - kHeader)
+    detail::throw_out_of_memory(bytes, Device::cpu());
   if (bytes >= kLargeBlock) {
     const size_t size = (bytes + kHeader + kLargeRound - 1) / kLargeRound * kLargeRound;
     void* block = large_blocks().take(size);
@@ -181,8 +183,8 @@ Array Array::empty(const Shape& shape, DType dtype) {
   require_supported(dtype, "Array");
   for (int64_t n : shape)
     if (n < 0) throw ShapeError("Array: negative dimension in shape " + shape_str(shape));
-  return Array(Buffer::allocate_host(detail::checked_nbytes(shape, dtype, "Array")), dtype, shape,
-               contiguous_strides(shape));
+  const size_t bytes = detail::checked_nbytes(shape, dtype, "Array");  // before the strides: they could overflow
+  return Array(Buffer::allocate_host(bytes), dtype, shape, contiguous_strides(shape));
 }
 
 Array Array::zeros(const Shape& shape, DType dtype) {

@@ -51,7 +51,8 @@ std::string approx(double x) {
 void throw_too_big(const std::string& what, const Shape& shape, std::optional<DType> dtype) {
   double elements = 1;  // of the non-zero dims, as the check counts them (-1, "inferred", as 1)
   for (int64_t d : shape) elements *= d <= 0 ? 1.0 : static_cast<double>(d);
-  std::string msg = (what.empty() ? "" : what + ": ") + "shape " + shape_str(shape) + " is too big: " + approx(elements) + " elements";
+  std::string msg =
+      (what.empty() ? "" : what + ": ") + "shape " + shape_str(shape) + " is too big: " + approx(elements) + " elements";
   if (dtype) {
     msg += " of " + std::string(dtype_name(*dtype)) + " (" + approx(elements * static_cast<double>(itemsize(*dtype))) +
            " bytes) exceed the largest possible array (2**63 - 1 bytes)";
