@@ -11,17 +11,18 @@ TheonNotImplementedError  NotImplementedError: not available (yet)
 DeviceError               RuntimeError: a device missing or failing
 NoCudaDeviceError         DeviceError (and NotImplementedError): a CUDA array without a usable GPU
 InternalError             RuntimeError: a bug in Theon
+TheonMemoryError          MemoryError: an allocation failed (the message gives the bytes and device)
 TheonRuntimeError         RuntimeError: any other error from the core
 GradientError             RuntimeError: verify_grad found a wrong gradient
 ========================  =========================================================
 """
 from ._core import (ConfigError, DeviceError, GradientError, InternalError, ShapeError, TheonError,
-                    TheonIndexError, TheonNotImplementedError, TheonRuntimeError, TheonTypeError,
-                    TheonValueError)
+                    TheonIndexError, TheonMemoryError, TheonNotImplementedError, TheonRuntimeError,
+                    TheonTypeError, TheonValueError)
 
 __all__ = ["TheonError", "TheonTypeError", "ShapeError", "TheonValueError", "ConfigError", "TheonIndexError",
            "TheonNotImplementedError", "DeviceError", "NoCudaDeviceError", "InternalError", "TheonRuntimeError",
-           "GradientError"]
+           "GradientError", "TheonMemoryError"]
 
 
 class NoCudaDeviceError(DeviceError, TheonNotImplementedError):

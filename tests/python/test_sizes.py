@@ -81,6 +81,7 @@ def test_memory_error_is_python_memory_error():
     from theon import _core
     assert issubclass(_core.TheonMemoryError, MemoryError)
     assert issubclass(_core.TheonMemoryError, errors.TheonError)
+    assert errors.TheonMemoryError is _core.TheonMemoryError
 
 
 def test_a_float16_input_names_the_function_and_the_input():
