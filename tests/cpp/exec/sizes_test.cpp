@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_of.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -26,17 +28,7 @@ constexpr int64_t k2_45 = int64_t{1} << 45;
 
 Array i64(int64_t v) { return Array::scalar(static_cast<double>(v), DType::Int64); }
 
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<another exception> ") + e.what();
-  }
-  return "<no error>";
-}
+using testing_util::error_of;
 
 TEST(Sizes, AllocWithAnOverflowingRunTimeSizeIsAShapeError) {
   Var n = tensor::lscalar("n");

@@ -7,22 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include "error_of.hpp"
+
 #include <string>
 
 namespace theon {
 namespace {
 
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<another exception> ") + e.what();
-  }
-  return "<no error>";
-}
+using testing_util::error_of;
 
 bool has(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }
 // A generated label ("<float32 matrix #11>") anywhere in the message.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_of.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -20,17 +22,7 @@ constexpr int64_t k2_31 = int64_t{1} << 31;
 constexpr int64_t k2_32 = int64_t{1} << 32;
 constexpr int64_t k2_62 = int64_t{1} << 62;
 
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<another exception> ") + e.what();
-  }
-  return "<no error>";
-}
+using testing_util::error_of;
 
 TEST(CheckedSize, CountsThatFitAndCountsThatDoNot) {
   int64_t n = -1;
