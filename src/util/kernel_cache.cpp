@@ -125,7 +125,7 @@ Resolved& resolved() {
 
 // `path` itself when it is (or could be made) a private folder, else a private replacement
 // (with a warning). Caller holds resolved().mu.
-std::string verified_or_private(const std::string& path, std::string* why) {
+std::string verified_or_private(const std::string& path) {
   auto& r = resolved();
   if (auto it = r.use.find(path); it != r.use.end()) return it->second;
   std::string reason = untrusted_symlink_reason(path);
@@ -140,7 +140,6 @@ std::string verified_or_private(const std::string& path, std::string* why) {
          "; compiling into a private temporary folder for this process (" + use +
          "); see docs/guide/config.md");
     r.refused[path] = reason;
-    if (why) *why = reason;
   }
   r.use[path] = use;
   return use;
@@ -233,14 +232,14 @@ std::string kernel_cache_root() {
   const std::string path = configured_root();
   auto& r = resolved();
   std::lock_guard<std::mutex> lock(r.mu);
-  return verified_or_private(path, nullptr);
+  return verified_or_private(path);
 }
 
 std::string kernel_cache_dir(const std::string& backend) {
   const std::string path = configured_root();
   auto& r = resolved();
   std::lock_guard<std::mutex> lock(r.mu);
-  const std::string dir = verified_or_private(verified_or_private(path, nullptr) + "/" + backend, nullptr);
+  const std::string dir = verified_or_private(verified_or_private(path) + "/" + backend);
   if (r.swept.insert(dir).second) remove_stale_temporaries(dir);
   return dir;
 }
