@@ -3,6 +3,8 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "util/checked_size.hpp"
 
+#include <theon/config.hpp>
+
 #include <algorithm>
 
 namespace theon::backends::cuda {
@@ -54,9 +56,12 @@ cudaStream_t CudaRuntime::stream(int device) {
 
 std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
   if (!device.is_cuda()) throw InternalError("CudaRuntime::allocate: not a CUDA device: " + device.str());
-  const size_t size = round_size(bytes);
+  // Without the cache (gpu_memory_cache=False, for compute-sanitizer) a block is its exact
+  // size and goes back to the driver when freed, so an overrun past a tensor is reported.
+  const bool caching = config().gpu_memory_cache;
+  const size_t size = caching ? round_size(bytes) : std::max<size_t>(bytes, 1);
   void* p = nullptr;
-  {
+  if (caching) {
     std::lock_guard<std::mutex> lock(mu_);
     PerDevice& d = per_device(device.index);
     auto it = d.free.lower_bound(size);
@@ -86,7 +91,7 @@ std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
       throw DeviceError("allocating " + std::to_string(bytes) + " bytes on " + device.str() + " failed: " +
                         cudaGetErrorString(e));
     std::lock_guard<std::mutex> lock(mu_);
-    blocks_[p] = {size, device.index};
+    blocks_[p] = {size, device.index, caching};
     ++per_device(device.index).stats.allocations;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -99,11 +104,20 @@ std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
 void CudaRuntime::free_device_block(void* p) { instance().release(p); }
 
 void CudaRuntime::release(void* p) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = blocks_.find(p);
   if (it == blocks_.end()) return;
   PerDevice& d = devices_[static_cast<size_t>(it->second.device)];
   d.stats.in_use -= it->second.size;
+  if (!it->second.cached) {
+    const int device = it->second.device;
+    blocks_.erase(it);
+    lock.unlock();
+    // cudaFree waits for the device, so the block's pending work is done before it goes.
+    cudaSetDevice(device);
+    cudaFree(p);
+    return;
+  }
   d.stats.cached += it->second.size;
   d.free.emplace(it->second.size, p);
 }

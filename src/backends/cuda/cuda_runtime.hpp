@@ -36,6 +36,7 @@ class CudaRuntime final : public detail::DeviceOps {
   struct Block {
     size_t size;  // rounded size
     int device;
+    bool cached;  // returns to the free lists when released (gpu_memory_cache)
   };
   struct PerDevice {
     cudaStream_t stream = nullptr;
