@@ -32,50 +32,72 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A simulated "cubin": the source compiled as the stand-in NVRTC does, loaded.
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Compiles `code` as the stand-in NVRTC does, in a private folder, to `so`.
+void compile_kernel(const std::string& code, const std::vector<std::pair<std::string, std::string>>& headers,
+                    const fs::path& so) {
+  char tmpl[] = "/tmp/gpu_sim_emulator_test.XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  const fs::path dir = tmpl;
+  std::ofstream(dir / "kernel.cpp") << code;
+  for (auto& [name, body] : headers) std::ofstream(dir / name) << body;
+  const std::string libdir = THEON_GPU_SIM_LIB_DIR;
+  std::vector<std::string> argv = {THEON_GPU_SIM_KERNEL_CXX, "-std=c++17", "-O1", "-fPIC", "-shared", "-w",
+                                   "-include", THEON_GPU_SIM_PRELUDE, "-I" + dir.string(),
+                                   (dir / "kernel.cpp").string(), "-o", (dir / "kernel.so").string(),
+                                   "-L" + libdir, "-ltheon_gpu_sim_emulator", "-Wl,-rpath," + libdir};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  const std::string log = (dir / "compile.log").string();
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  pid_t pid;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  const bool ok = rc == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::error_code ec;
+  if (ok) fs::rename(dir / "kernel.so", so, ec);  // atomic: tests running at once may race here
+  const std::string errors = ok ? "" : read_file(log);
+  fs::remove_all(dir, ec);
+  if (!ok)
+    throw std::runtime_error("kernel compile failed (" + std::string(THEON_GPU_SIM_KERNEL_CXX) + "):\n" +
+                             errors.substr(0, 8000));
+}
+
+// A simulated "cubin": the source with its trampolines, compiled (or found in the test's
+// cache: ctest runs every test in its own process) and loaded.
 class KernelModule {
  public:
   KernelModule(const std::string& source, const std::vector<std::string>& kernels,
                const std::vector<std::pair<std::string, std::string>>& headers = {}) {
-    char tmpl[] = "/tmp/gpu_sim_emulator_test.XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
     std::string code = source + "\n";
     for (auto& k : kernels) code += gpu_sim_trampolines(k);
-    std::ofstream(dir_ / "kernel.cpp") << code;
-    for (auto& [name, body] : headers) std::ofstream(dir_ / name) << body;
-    const std::string inc = "-I" + dir_.string(), libdir = std::string(THEON_GPU_SIM_LIB_DIR);
-    const std::string src = (dir_ / "kernel.cpp").string(), so = (dir_ / "kernel.so").string();
-    const std::string rpath = "-Wl,-rpath," + libdir, ldir = "-L" + libdir;
-    std::vector<std::string> argv = {THEON_GPU_SIM_KERNEL_CXX, "-std=c++17", "-O1", "-fPIC", "-shared", "-w",
-                                     "-include", THEON_GPU_SIM_PRELUDE, inc, src, "-o", so, ldir,
-                                     "-ltheon_gpu_sim_emulator", rpath};
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const std::string log = (dir_ / "compile.log").string();
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);
-    pid_t pid;
-    const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
-    if (rc != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::ifstream in(log);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      throw std::runtime_error("kernel compile failed (" + std::string(THEON_GPU_SIM_KERNEL_CXX) + "):\n" +
-                               ss.str().substr(0, 6000));
-    }
+    // The cache key: everything the object depends on.
+    const fs::path prelude = THEON_GPU_SIM_PRELUDE;
+    std::string key = code + read_file(prelude) + read_file(prelude.parent_path() / "emulator_api.hpp") +
+                      read_file(prelude.parent_path().parent_path() / "launch_abi.hpp") + THEON_GPU_SIM_KERNEL_CXX;
+    for (auto& [name, body] : headers) key += name + body;
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+    const fs::path cache = THEON_GPU_SIM_TEST_CACHE;
+    fs::create_directories(cache);
+    const fs::path so = cache / (std::string(hex) + ".so");
+    if (!fs::exists(so)) compile_kernel(code, headers, so);
     handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw std::runtime_error(std::string("dlopen: ") + dlerror());
   }
   ~KernelModule() {
     if (handle_) dlclose(handle_);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
 
   // Launches kernel `name` as the stand-in cudaLaunchKernel does: bind, run, free.
@@ -98,7 +120,6 @@ class KernelModule {
     if (!p) throw std::runtime_error("no symbol " + s);
     return p;
   }
-  fs::path dir_;
   void* handle_ = nullptr;
 };
 
@@ -246,20 +267,29 @@ extern "C" __global__ void noop(int* out) { (void)out; }
 class EmulatorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    good_ = new KernelModule(kGoodKernels, {"block_sum", "racy_sum", "fixed_sum", "count_atomics", "dyn_shared",
-                                            "static_shared", "coords", "votes"});
-    bad_ = new KernelModule(kBadKernels, {"divergent_barrier", "partial_warp_shuffle", "exited_lane",
-                                          "not_in_own_mask", "different_masks", "deadlock", "noop"});
+    try {
+      good_ = new KernelModule(kGoodKernels, {"block_sum", "racy_sum", "fixed_sum", "count_atomics", "dyn_shared",
+                                              "static_shared", "coords", "votes"});
+      bad_ = new KernelModule(kBadKernels, {"divergent_barrier", "partial_warp_shuffle", "exited_lane",
+                                            "not_in_own_mask", "different_masks", "deadlock", "noop"});
+    } catch (const std::exception& e) {
+      setup_error_ = e.what();
+    }
   }
   static void TearDownTestSuite() {
     delete good_;
     delete bad_;
     good_ = bad_ = nullptr;
   }
-  void SetUp() override { unsetenv("SIM_ORDER"); }
+  void SetUp() override {
+    unsetenv("SIM_ORDER");
+    ASSERT_TRUE(good_ && bad_) << setup_error_;
+  }
   static KernelModule* good_;
   static KernelModule* bad_;
+  static std::string setup_error_;
 };
+std::string EmulatorTest::setup_error_;
 KernelModule* EmulatorTest::good_ = nullptr;
 KernelModule* EmulatorTest::bad_ = nullptr;
 
