@@ -329,7 +329,7 @@ TEST(GpuSimCuda, ModuleLoadingChecksTheImageAndTheEntryPoints) {
 }
 
 // ---------------------------------------------------------------- cuBLAS
-struct Blas : ::testing::Test {
+struct GpuSimCublas : ::testing::Test {
   cublasHandle_t h = nullptr;
   std::vector<void*> blocks;
   void SetUp() override {
@@ -356,7 +356,7 @@ struct Blas : ::testing::Test {
   }
 };
 
-TEST_F(Blas, GemmIsColumnMajorWithTransposes) {
+TEST_F(GpuSimCublas, GemmIsColumnMajorWithTransposes) {
   // A is 2x3 stored transposed (op T, lda 3), B is 3x2 (op N, ldb 3): C = A * B, 2x2.
   const std::vector<double> At = {1, 2, 3, 4, 5, 6};  // columns of A^T = rows of A
   const std::vector<double> B = {1, 0, 1, 0, 1, 0};
@@ -370,7 +370,7 @@ TEST_F(Blas, GemmIsColumnMajorWithTransposes) {
   EXPECT_EQ(download(dC, 4), (std::vector<double>{4, 10, 2, 5}));
 }
 
-TEST_F(Blas, BadLeadingDimensionIsInvalidValue) {
+TEST_F(GpuSimCublas, BadLeadingDimensionIsInvalidValue) {
   float* d = upload(std::vector<float>(64, 1.f));
   const float one = 1, zero = 0;
   EXPECT_EQ(cublasGemmEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, CUDA_R_32F, 3, d, CUDA_R_32F, 4, &zero, d,
@@ -395,7 +395,7 @@ TEST_F(Blas, BadLeadingDimensionIsInvalidValue) {
   EXPECT_NE(std::string(cublasGetStatusString(CUBLAS_STATUS_INVALID_VALUE)).find("INVALID_VALUE"), std::string::npos);
 }
 
-TEST_F(Blas, BetaZeroDoesNotReadC) {
+TEST_F(GpuSimCublas, BetaZeroDoesNotReadC) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   float* dA = upload(std::vector<float>(4, 1.f));
   float* dC = upload(std::vector<float>(4, nan));
@@ -412,7 +412,7 @@ TEST_F(Blas, BetaZeroDoesNotReadC) {
   for (float c : download(dC, 4)) EXPECT_EQ(c, 0.f);
 }
 
-TEST_F(Blas, Tf32RoundsTheInputs) {
+TEST_F(GpuSimCublas, Tf32RoundsTheInputs) {
   const float a = 1.f + std::ldexp(1.f, -12);  // below TF32's 10-bit mantissa
   float* dA = upload(std::vector<float>{a});
   float* dB = upload(std::vector<float>{1.f});
@@ -430,7 +430,7 @@ TEST_F(Blas, Tf32RoundsTheInputs) {
   EXPECT_EQ(run(CUBLAS_COMPUTE_32F), 1.f);
 }
 
-TEST_F(Blas, BatchedGemmsReadTheirPointerArraysFromDeviceMemory) {
+TEST_F(GpuSimCublas, BatchedGemmsReadTheirPointerArraysFromDeviceMemory) {
   float* dA = upload(std::vector<float>{1, 2, 3, 4});  // two 1x2 . 2x1 products, batch stride 2
   float* dC = upload(std::vector<float>{0, 0});
   const float one = 1, zero = 0;
@@ -454,7 +454,7 @@ TEST_F(Blas, BatchedGemmsReadTheirPointerArraysFromDeviceMemory) {
             CUBLAS_STATUS_INVALID_VALUE);  // a host pointer array
 }
 
-TEST_F(Blas, ModesAndWorkspace) {
+TEST_F(GpuSimCublas, ModesAndWorkspace) {
   EXPECT_EQ(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE), CUBLAS_STATUS_NOT_SUPPORTED);
   EXPECT_NE(std::string(cublasGetStatusString(CUBLAS_STATUS_NOT_SUPPORTED)).find("device pointer mode"),
             std::string::npos);
