@@ -209,6 +209,8 @@ void init_device(nb::module_& m) {
     d["peak"] = s.peak;
     d["allocations"] = s.allocations;
     d["reuses"] = s.reuses;
+    d["to_host_copies"] = s.to_host_copies;
+    d["to_host_bytes"] = s.to_host_bytes;
     return d;
   }, nb::arg("device") = "cuda0");
   m.def("empty_cache", [](const std::string& device) {

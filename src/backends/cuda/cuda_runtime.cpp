@@ -175,6 +175,12 @@ void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src
   }
   THEON_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
   if (kind == cudaMemcpyDeviceToHost) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      DeviceMemoryStats& st = per_device(src_device.index).stats;
+      ++st.to_host_copies;
+      st.to_host_bytes += bytes;
+    }
     // Pageable destinations are not safe to read until the copy ends; pinned ones are
     // waited for by the caller (synchronize) so several copies overlap.
     cudaPointerAttributes attr{};

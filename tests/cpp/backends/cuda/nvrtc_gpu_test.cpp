@@ -43,7 +43,10 @@ class NvrtcGpu : public ::testing::Test {
   void SetUp() override {
     THEON_REQUIRE_CUDA_DEVICES(1);
     saved_ = config();
-    dir_ = fs::temp_directory_path() / ("theon-nvrtc-gpu-test-" + std::to_string(getpid()));
+    // A new folder per test: the cache remembers folders it verified (by path) per process.
+    static int serial = 0;
+    dir_ = fs::temp_directory_path() /
+           ("theon-nvrtc-gpu-test-" + std::to_string(getpid()) + "-" + std::to_string(++serial));
     fs::remove_all(dir_);
     config().compiledir = dir_.string();  // nothing on disk either
   }

@@ -39,7 +39,10 @@ class NvrtcOptions : public ::testing::Test {
  protected:
   void SetUp() override {
     saved_ = config();
-    dir_ = fs::temp_directory_path() / ("theon-nvrtc-options-test-" + std::to_string(getpid()));
+    // A new folder per test: the cache remembers folders it verified (by path) per process.
+    static int serial = 0;
+    dir_ = fs::temp_directory_path() /
+           ("theon-nvrtc-options-test-" + std::to_string(getpid()) + "-" + std::to_string(++serial));
     fs::remove_all(dir_);
     config().compiledir = dir_.string();
   }
