@@ -68,7 +68,8 @@ def test_memory_stats_keys_and_cpu_zeros():
 @without_gpu
 def test_memory_stats_and_empty_cache_without_gpu():
     for dev in ("cuda0", "cuda", "cuda1", 0):
-        assert theon.memory_stats(dev) == {"in_use": 0, "cached": 0, "peak": 0, "allocations": 0, "reuses": 0}
+        assert theon.memory_stats(dev) == {"in_use": 0, "cached": 0, "peak": 0, "allocations": 0, "reuses": 0,
+                                           "to_host_copies": 0, "to_host_bytes": 0}
     theon.empty_cache()  # nothing to do, no error
     theon.empty_cache("cuda1")
 
