@@ -50,6 +50,8 @@ struct DeviceMemoryStats {
   size_t peak = 0;      // most bytes in use at once
   int64_t allocations = 0;  // blocks taken from the driver
   int64_t reuses = 0;       // blocks served from the cache
+  int64_t to_host_copies = 0;  // copies from the device to the host (outputs, to_host(), transfers)
+  size_t to_host_bytes = 0;    // and their bytes
 };
 DeviceMemoryStats memory_stats(Device device = Device::cuda(0));
 /// Returns cached (unused) device blocks to the driver.

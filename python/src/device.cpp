@@ -80,23 +80,57 @@ nb::object array_dlpack(const Array& a, nb::handle stream, nb::handle max_versio
       buffer_error("DeviceArray.__dlpack__: cannot export an array on " + a.device().str() + " to DLPack device (" +
                    std::to_string(req.first) + ", " + std::to_string(req.second) + ")");
   }
+  // DLPack 1.1 (CUDA): None means the legacy default stream, 1 the legacy default stream, 2
+  // the per-thread default stream, another positive value the consumer's cudaStream_t, -1
+  // "no synchronisation" (the consumer orders its use itself); 0 is not allowed.
   int64_t consumer_stream = kLegacyDefaultStream;
   if (!stream.is_none()) {
-    if (!PyLong_Check(stream.ptr()))
+    if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
       throw TypeError(std::string("DeviceArray.__dlpack__: stream must be None or an integer, got ") +
                       nb::type_name(stream.type()).c_str());
-    consumer_stream = nb::cast<int64_t>(stream);
+    if (!nb::try_cast(stream, consumer_stream))
+      throw ValueError("DeviceArray.__dlpack__: stream " + std::string(nb::str(stream).c_str()) +
+                       " is not a CUDA stream handle");
+    if (consumer_stream == 0 || consumer_stream < -1)
+      throw ValueError("DeviceArray.__dlpack__: stream=" + std::to_string(consumer_stream) +
+                       " is not allowed for CUDA (use 1 for the legacy default stream, 2 for the per-thread "
+                       "default stream, a stream handle, or -1)");
   }
   Array out = a;
   {
     nb::gil_scoped_release release;
     if (copy_true) out = a.copy();
-    // The array may still be being written on Theon's stream. -1 means the consumer orders
-    // it itself; any other stream sees finished data, because this waits for the device.
-    if (consumer_stream != -1) wait_for_device(out.device());
+    // The array may still be being written on Theon's stream: the consumer's stream waits for
+    // it there (an event, no host wait). -1: the consumer orders its use itself.
+    if (consumer_stream != -1)
+      if (detail::DeviceOps* ops = detail::device_ops()) ops->external_stream_wait(out.device(), consumer_stream);
   }
-  auto* keep = new std::shared_ptr<Buffer>(out.buffer());
-  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+  // The capsule owns the Buffer. When the consumer releases it, its block may go back to
+  // Theon's cache and be reused on Theon's stream while the consumer's kernels (on its stream)
+  // still read it: Theon's stream first waits for the consumer's work issued until then.
+  struct Exported {
+    std::shared_ptr<Buffer> buffer;
+    int64_t stream;
+  };
+  auto* keep = new Exported{out.buffer(), consumer_stream};
+  nb::capsule owner(keep, [](void* p) noexcept {
+    auto* e = static_cast<Exported*>(p);
+    if (e->buffer && e->buffer->device().is_cuda()) {  // (also when Theon still holds it: it frees it later)
+      try {
+        nb::gil_scoped_release release;
+        if (detail::DeviceOps* ops = detail::device_ops()) ops->wait_for_external_stream(e->buffer->device(), e->stream);
+      } catch (...) {
+        // A failed wait (a broken device) must not throw out of a deleter: the whole device
+        // is waited for instead, or, failing that too, the block is dropped as it is.
+        try {
+          nb::gil_scoped_release release;
+          wait_for_device(e->buffer->device());
+        } catch (...) {
+        }
+      }
+    }
+    delete e;
+  });
   const size_t nd = static_cast<size_t>(out.ndim());
   std::vector<size_t> shape(nd);
   for (size_t d = 0; d < nd; ++d) shape[d] = static_cast<size_t>(out.shape()[d]);
@@ -153,7 +187,10 @@ void init_device(nb::module_& m) {
       }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def("__dlpack__", &array_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
            nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
-           "DLPack export of the device memory (no copy); waits for Theon's work on the array unless stream=-1.")
+           "DLPack export of the device memory (no copy). stream (DLPack 1.1, CUDA): the consumer's stream, which "
+           "is made to wait for Theon's work on the array (None or 1: the legacy default stream, 2: the per-thread "
+           "default stream, else a cudaStream_t; -1: no ordering). When the consumer releases the array, Theon's "
+           "stream waits for the consumer's stream before the memory is reused.")
       .def("__dlpack_device__", [](const Array& a) {
         const Device d = a.device();
         return std::make_tuple(d.is_cuda() ? kDLCUDA : kDLCPU, d.is_cuda() ? d.index : 0);
@@ -172,6 +209,8 @@ void init_device(nb::module_& m) {
     d["peak"] = s.peak;
     d["allocations"] = s.allocations;
     d["reuses"] = s.reuses;
+    d["to_host_copies"] = s.to_host_copies;
+    d["to_host_bytes"] = s.to_host_bytes;
     return d;
   }, nb::arg("device") = "cuda0");
   m.def("empty_cache", [](const std::string& device) {

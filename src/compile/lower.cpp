@@ -70,6 +70,8 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   for (size_t n = 0; n < nodes.size(); ++n)
     for (int i = 0; i < static_cast<int>(nodes[n]->inputs().size()); ++i) {
       const graph::VarPtr& in = nodes[n]->input(i);
+      // A metadata-only reader (Shape) does not decide where a value lives.
+      if (keeps_on_host(*nodes[n])) continue;
       if ((in->kind == VarKind::Constant || in->kind == VarKind::Shared) && !leaf_home.count(in.get())) {
         const bool on_host = placed[n].device.is_cpu() || cuda->host_input(*nodes[n], i);
         leaf_home.emplace(in.get(), on_host ? Device::cpu() : placed[n].device);
@@ -78,6 +80,11 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   auto leaf_device = [&](const graph::VarPtr& v) {
     auto it = leaf_home.find(v.get());
     Device d = it == leaf_home.end() ? Device::cpu() : it->second;
+    if (it == leaf_home.end() && v->kind == VarKind::Shared) {
+      // Read by no kernel (an output as it is, or only its shape taken): it stays where it is.
+      Array value = v->storage->get();
+      if (value.defined()) d = value.device();
+    }
     if (v->kind == VarKind::Shared && !options.plan_only && d.is_cuda()) {
       Array value = v->storage->get();
       if (value.defined() && value.device() != d) v->storage->set(to_device(value, d));
@@ -109,8 +116,12 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
       const bool leaf = in->kind == VarKind::Constant || in->kind == VarKind::Shared;
       int s = slot.count(in.get()) ? slot.at(in.get()) : slot_of(in, leaf ? leaf_device(in) : Device::cpu());
       const Device have = prog->slot_device[s];
-      // Inputs the kernel reads on the host (shape vectors, index scalars) stay there.
-      const Device want = where.device.is_cuda() && cuda->host_input(*node, i) ? Device::cpu() : where.device;
+      // Inputs the kernel reads on the host (shape vectors, index scalars) stay there; an op
+      // reading only metadata (Shape) takes its input wherever it lives: shapes are host
+      // metadata, so x.shape of a device array copies nothing.
+      const Device want = keeps_on_host(*node)                                   ? have
+                          : where.device.is_cuda() && cuda->host_input(*node, i) ? Device::cpu()
+                                                                                 : where.device;
       if (have != want) {
         // A value read on another device: one Transfer per (value, device) per call.
         const auto key = std::make_pair(s, want.is_cpu() ? -1 : want.index);

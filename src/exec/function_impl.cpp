@@ -286,6 +286,10 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
   if (inserted) {
     it->second.program = program;
     it->second.reads_shared = reads_shared;
+    for (auto& t : program->thunks) {
+      auto& devs = it->second.devices;
+      if (t.dev.is_cuda() && std::find(devs.begin(), devs.end(), t.dev) == devs.end()) devs.push_back(t.dev);
+    }
   }
   return take_idle(it->second);
 }
@@ -322,22 +326,27 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   // Device results: user outputs go to the host (unless outputs_on_device) as async copies
   // into pinned blocks, issued after all of the call's device work and waited for once.
   try {
+    // The devices this call issued work to: those of its device nodes and transfers, and
+    // those its output copies read (a pass-through output, a shared value or constant on a
+    // device runs no node, but its copy to the host is still in flight).
+    std::vector<Device> touched = entry.devices;
     for (size_t i = 0; i < results.size(); ++i) {
       Array& r = results[i];
       bool seen = false;
       for (size_t j = 0; j < i && !seen; ++j) seen = results[j].buffer() == r.buffer();
       if (!r.on_host()) {
+        const Device d = r.device();
         if (i < num_user_outputs_ && !outputs_on_device_) r = pinned_host_copy(r);
         else if (seen || !state->pool.owned(r)) r = device_copy(r);
+        if (std::find(touched.begin(), touched.end(), d) == touched.end()) touched.push_back(d);
         continue;
       }
       if (seen || !state->pool.owned(r)) r = r.copy();
     }
-    // One wait: for the host copies, and (check_device_errors) so that an error the device
-    // finds surfaces before updates commit.
-    const compile::Program& program = *entry.program;
-    if (program.device_work && (!outputs_on_device_ || check_device_errors_ || !update_targets_.empty()))
-      synchronize_device(Device::parse(program.device));
+    // One wait per device: for the host copies, and (check_device_errors) so that an error
+    // the device finds surfaces before updates commit.
+    if (!outputs_on_device_ || check_device_errors_ || !update_targets_.empty())
+      for (const Device& d : touched) synchronize_device(d);
   } catch (...) {
     state->pool.end_call();
     throw;  // nothing was committed

@@ -34,6 +34,7 @@ class FunctionImpl {
     MemoryStats last;                              // the last successful call of this program
     std::vector<size_t> transfer_bytes;            // per thunk: bytes a Transfer moved in the last call
     bool called = false;
+    std::vector<Device> devices;                   // the CUDA devices its thunks run on
   };
   /// The memory plan's report of the last successful call (of any program of this function);
   /// nullopt before the first call.

@@ -25,6 +25,15 @@ class DeviceOps {
   virtual void zero(void* dst, Device device, size_t bytes) = 0;
   /// Waits for all work issued to the device's stream.
   virtual void synchronize(Device device) = 0;
+  /// Streams of other libraries (DLPack consumers and producers), named as DLPack does:
+  /// 1 the legacy default stream, 2 the per-thread default stream, any other value a
+  /// cudaStream_t of `device`; -1 an unknown stream.
+  /// Makes `stream` wait (on the device, without blocking the host) for the work issued so
+  /// far to the device's own stream. -1: the host waits for the device's stream instead.
+  virtual void external_stream_wait(Device device, int64_t stream) = 0;
+  /// Makes the device's stream wait for the work issued so far to `stream` (so a block freed
+  /// now is reused, in stream order, only after that work). -1: the host waits for the device.
+  virtual void wait_for_external_stream(Device device, int64_t stream) = 0;
   virtual DeviceMemoryStats stats(Device device) = 0;
   virtual void empty_cache(Device device) = 0;
 };

@@ -1,8 +1,8 @@
-"""GPU from Python: cuda_status, memory_stats, outputs_on_device, theon.DeviceArray, CUDA DLPack.
-
-The first half runs everywhere and checks what a machine without a usable CUDA device does
-(clear errors naming the reason, CPU fallback); the second half needs a GPU and skips
-itself otherwise.
+"""GPU from Python: outputs_on_device, theon.DeviceArray, device inputs and shared values,
+CUDA DLPack export (stream semantics). Every test here needs a device: without one they skip,
+except under the simulated GPU (THEON_GPU_SIM=1), where conftest.py makes a skip a failure.
+What happens without a device is tested in test_cuda_absent.py; torch/CuPy interop in
+test_cuda_interop.py.
 """
 import gc
 
@@ -11,217 +11,10 @@ import pytest
 
 import theon
 import theon.tensor as T
-from theon import _core, errors
+from theon import _core
 
 STATUS = theon.cuda_status()
 needs_gpu = pytest.mark.skipif(not STATUS.ok, reason=f"no usable CUDA device: {STATUS.reason}")
-without_gpu = pytest.mark.skipif(STATUS.ok, reason="checks the behaviour without a CUDA device")
-
-
-class _FakeCudaArray:
-    """A CUDA array of another framework as far as the DLPack protocol goes. __dlpack__ is
-    never to be called when no CUDA device is usable."""
-
-    def __init__(self, device=(2, 0)):
-        self._device = device
-        self.exported = 0
-
-    def __dlpack__(self, *args, **kwargs):
-        self.exported += 1
-        raise AssertionError("__dlpack__ must not be called without a usable CUDA device")
-
-    def __dlpack_device__(self):
-        return self._device
-
-
-# ---------------------------------------------------------------- everywhere
-
-def test_cuda_status_shape():
-    s = theon.cuda_status()
-    assert isinstance(s, theon.CudaStatus)
-    ok, reason, count = s
-    assert s.ok is ok and s.reason == reason and s.device_count == count
-    assert isinstance(ok, bool) and isinstance(reason, str) and isinstance(count, int)
-    assert bool(s) == ok
-    assert theon.cuda_status() == s  # the library is probed once
-
-
-@without_gpu
-def test_cuda_status_without_gpu():
-    s = theon.cuda_status()
-    assert s.ok is False
-    assert s.reason  # says why: no backend library, no driver, no GPU
-    assert s.device_count == 0
-
-
-def test_memory_stats_keys_and_cpu_zeros():
-    keys = {"in_use", "cached", "peak", "allocations", "reuses"}
-    st = theon.memory_stats("cpu")
-    assert set(st) == keys and all(v == 0 for v in st.values())
-    assert set(theon.memory_stats()) == keys
-    assert set(theon.memory_stats(0)) == keys
-    with pytest.raises(errors.ConfigError, match="unknown device 'gpu7x'"):
-        theon.memory_stats("gpu7x")
-    with pytest.raises(TypeError, match="device name"):
-        theon.memory_stats(1.5)
-
-
-@without_gpu
-def test_memory_stats_and_empty_cache_without_gpu():
-    for dev in ("cuda0", "cuda", "cuda1", 0):
-        assert theon.memory_stats(dev) == {"in_use": 0, "cached": 0, "peak": 0, "allocations": 0, "reuses": 0}
-    theon.empty_cache()  # nothing to do, no error
-    theon.empty_cache("cuda1")
-
-
-@without_gpu
-def test_device_cuda_on_fallback_raise():
-    x = T.fvector("x")
-    with theon.config.change_flags(device="cuda", on_fallback="raise"):
-        with pytest.raises(errors.DeviceError) as e:
-            theon.function([x], x * 2)
-    msg = str(e.value)
-    assert "no CUDA device available" in msg and STATUS.reason in msg
-    assert "on_fallback=warn" in msg
-
-
-@without_gpu
-def test_device_cuda_on_fallback_warn_runs_on_cpu(capfd):
-    x = T.fvector("x")
-    with theon.config.change_flags(device="cuda", on_fallback="warn"):
-        f = theon.function([x], x * 2, name="twice")
-    err = capfd.readouterr().err
-    assert "no CUDA device available" in err and "every node runs on the CPU" in err and "twice" in err
-    out = f(np.arange(3, dtype=np.float32))
-    assert type(out) is np.ndarray
-    np.testing.assert_array_equal(out, [0, 2, 4])
-    assert all(n.device == "cpu" for n in f.maker.fgraph.toposort())
-
-
-@without_gpu
-def test_device_cuda_on_fallback_ignore_is_silent(capfd):
-    x = T.fvector("x")
-    with theon.config.change_flags(device="cuda", on_fallback="ignore"):
-        f = theon.function([x], x + 1)
-    assert "no CUDA device available" not in capfd.readouterr().err
-    np.testing.assert_array_equal(f(np.zeros(2, dtype=np.float32)), [1, 1])
-
-
-def test_outputs_on_device_on_cpu_function_returns_numpy():
-    x = T.dmatrix("x")
-    f = theon.function([x], [x * 2, x.sum()], outputs_on_device=True)
-    a = np.arange(6.0).reshape(2, 3)
-    y, s = f(a)
-    assert type(y) is np.ndarray and type(s) is np.ndarray
-    np.testing.assert_array_equal(y, a * 2)
-    assert float(s) == 15.0
-    g = theon.function([x], x + 1, outputs_on_device=False)
-    assert type(g(a)) is np.ndarray
-
-
-@without_gpu
-def test_outputs_on_device_with_cpu_fallback_returns_numpy(capfd):
-    x = T.fvector()
-    with theon.config.change_flags(device="cuda", on_fallback="warn"):
-        f = theon.function([x], x * 3, outputs_on_device=True)
-    capfd.readouterr()
-    out = f(np.ones(2, dtype=np.float32))
-    assert type(out) is np.ndarray
-    np.testing.assert_array_equal(out, [3, 3])
-
-
-def test_device_array_is_not_constructible():
-    assert theon.DeviceArray is _core.DeviceArray
-    with pytest.raises(TypeError, match="cannot be made directly"):
-        theon.DeviceArray()
-
-
-def test_to_device_cpu_returns_numpy():
-    a = np.arange(4.0)
-    b = theon.to_device(a, "cpu")
-    assert type(b) is np.ndarray and np.shares_memory(a, b)  # already there: the value itself
-    np.testing.assert_array_equal(theon.to_device([1.0, 2.0], "cpu"), [1.0, 2.0])
-    with pytest.raises(errors.ConfigError, match="unknown device"):
-        theon.to_device(a, "tpu0")
-
-
-@without_gpu
-def test_to_device_without_gpu():
-    with pytest.raises(errors.DeviceError, match="no CUDA device available") as e:
-        theon.to_device(np.ones(3, dtype=np.float32), "cuda0")
-    assert STATUS.reason in str(e.value)
-
-
-@without_gpu
-def test_cuda_dlpack_without_gpu_from_dlpack():
-    obj = _FakeCudaArray()
-    with pytest.raises(errors.NoCudaDeviceError) as e:
-        theon.from_dlpack(obj)
-    msg = str(e.value)
-    assert "CUDA array" in msg and "_FakeCudaArray on cuda0" in msg
-    assert "no CUDA device available" in msg and STATUS.reason in msg
-    # A DeviceError, and still a NotImplementedError as before the CUDA backend existed.
-    assert isinstance(e.value, errors.DeviceError) and isinstance(e.value, NotImplementedError)
-    assert obj.exported == 0
-
-
-@without_gpu
-def test_cuda_dlpack_without_gpu_function_input():
-    x = T.fvector("x")
-    f = theon.function([x], x * 2)
-    obj = _FakeCudaArray(device=(2, 1))
-    with pytest.raises(errors.DeviceError, match="no CUDA device available") as e:
-        f(obj)
-    assert "on cuda1" in str(e.value)
-    assert obj.exported == 0
-    # The core checks too (the Python layer is not the only guard).
-    with pytest.raises(errors.DeviceError, match="no CUDA device available"):
-        f._fn([obj])
-    with pytest.raises(errors.DeviceError, match="no CUDA device available"):
-        _core.from_dlpack_cuda(obj)
-    assert obj.exported == 0
-    assert _core.live_device_owners() == 0
-
-
-@without_gpu
-def test_cuda_dlpack_without_gpu_shared_values():
-    w = theon.shared(np.zeros(3, dtype=np.float32), name="w")
-    obj = _FakeCudaArray()
-    with pytest.raises(errors.NoCudaDeviceError, match="no CUDA device available"):
-        w.set_value(obj)
-    with pytest.raises(errors.NoCudaDeviceError, match="no CUDA device available"):
-        theon.shared(obj)
-    np.testing.assert_array_equal(w.get_value(), [0, 0, 0])  # unchanged
-    assert obj.exported == 0
-
-
-def test_other_dlpack_devices_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="ROCm array"):
-        theon.from_dlpack(_FakeCudaArray(device=(10, 0)))
-    with pytest.raises(TypeError, match="expected a CUDA array"):
-        _core.from_dlpack_cuda(np.zeros(2))
-
-
-def test_bad_dlpack_device_is_a_clear_error():
-    with pytest.raises(TypeError, match=r"__dlpack_device__\(\) must return"):
-        theon.from_dlpack(_FakeCudaArray(device="cuda"))
-
-
-def test_cpu_dlpack_inputs_still_zero_copy():
-    class CpuOnly:
-        def __init__(self, a):
-            self._a = a
-
-        def __dlpack__(self, *args, **kwargs):
-            return self._a.__dlpack__(*args, **kwargs)
-
-        def __dlpack_device__(self):
-            return (1, 0)
-
-    src = np.arange(4.0)
-    assert np.shares_memory(theon.from_dlpack(CpuOnly(src)), src)
-    x = T.dvector()
-    np.testing.assert_array_equal(theon.function([x], x + 1)(CpuOnly(src)), src + 1)
 
 
 # ---------------------------------------------------------------- with a GPU
@@ -306,38 +99,6 @@ def test_device_array_dlpack_self_round_trip(on_gpu):
 
 
 @needs_gpu
-def test_torch_dlpack_round_trip(on_gpu):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    x = T.fmatrix("x")
-    f = theon.function([x], x * 2 + 1, outputs_on_device=True)
-    t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
-    out = f(t)  # a torch CUDA tensor in, without a copy
-    assert isinstance(out, theon.DeviceArray)
-    back = torch.from_dlpack(out)  # and out to torch, without a copy
-    assert back.is_cuda and back.shape == (2, 3)
-    assert torch.equal(back, t * 2 + 1)
-    assert theon.from_dlpack(back).shape == (2, 3)
-    # Zero-copy both ways: the same device memory.
-    d = theon.from_dlpack(t)
-    assert torch.from_dlpack(d).data_ptr() == t.data_ptr()
-    # Non-contiguous torch views go in as they are.
-    np.testing.assert_array_equal(f(t.t()).to_host(), (t.t() * 2 + 1).cpu().numpy())
-
-
-@needs_gpu
-def test_cupy_dlpack_round_trip(on_gpu):
-    cp = pytest.importorskip("cupy")
-    x = T.fvector("x")
-    f = theon.function([x], x * 2, outputs_on_device=True)
-    c = cp.arange(4, dtype=cp.float32)
-    out = f(c)
-    back = cp.from_dlpack(out)
-    assert (back == c * 2).all()
-
-
-@needs_gpu
 def test_shared_values_on_device(on_gpu):
     w = theon.shared(np.zeros(3, dtype=np.float32), name="w")
     step = theon.function([], w * 1, updates=[(w, w + 1)])
@@ -380,3 +141,131 @@ def test_memory_stats_reuse(on_gpu):
     del keep
     theon.empty_cache()
     assert theon.memory_stats()["cached"] == 0
+
+
+@needs_gpu
+def test_pass_through_outputs_wait_for_their_copy(on_gpu):
+    # No node runs on the GPU, but the copy of the device input to the host is in flight: the
+    # call waits for it (the simulator's deferred streams returned zeros).
+    x = T.fvector("x")
+    f = theon.function([x], x)
+    d = theon.to_device(np.full(4096, 7, dtype=np.float32))
+    out = f(d)
+    assert type(out) is np.ndarray
+    np.testing.assert_array_equal(out, np.full(4096, 7, dtype=np.float32))
+
+
+@needs_gpu
+def test_shape_of_a_device_array_copies_nothing(on_gpu):
+    x = T.fmatrix("x")
+    f = theon.function([x], x.shape)
+    d = theon.to_device(np.zeros((300, 70), dtype=np.float32))
+    assert d.shape == (300, 70)  # host metadata
+    np.testing.assert_array_equal(f(d), [300, 70])
+    before = theon.memory_stats("cuda0")["to_host_copies"]
+    for _ in range(3):
+        np.testing.assert_array_equal(f(d), [300, 70])
+    assert theon.memory_stats("cuda0")["to_host_copies"] == before, "x.shape copied the array to the host"
+
+
+# ---- DLPack export with streams (DLPack 1.1): the CUDA runtime through ctypes -------------
+
+def _cudart():
+    import conftest
+    lib = conftest.loaded_cudart()
+    assert lib is not None
+    return lib
+
+
+class _Stream:
+    """A consumer's CUDA stream (what torch or CuPy would pass to __dlpack__)."""
+
+    def __init__(self):
+        import ctypes
+        self.rt = _cudart()
+        self.handle = ctypes.c_void_p()
+        assert self.rt.cudaStreamCreateWithFlags(ctypes.byref(self.handle), ctypes.c_uint(1)) == 0  # non-blocking
+
+    def __int__(self):
+        return int(self.handle.value)
+
+    def synchronize(self):
+        assert self.rt.cudaStreamSynchronize(self.handle) == 0
+
+    def close(self):
+        self.rt.cudaStreamDestroy(self.handle)
+
+
+def _capsule_tensor(capsule):
+    """The DLManagedTensor* of an unversioned DLPack capsule, as an integer."""
+    import ctypes
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get(capsule, b"dltensor")
+
+
+def _consume_and_release(capsule):
+    """Takes the tensor out of the capsule as a consumer does, returns (data pointer, release)."""
+    import ctypes
+    managed = _capsule_tensor(capsule)
+    data = ctypes.c_void_p.from_address(managed).value  # DLManagedTensor.dl_tensor.data
+    rename = ctypes.pythonapi.PyCapsule_SetName
+    rename.restype, rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    assert rename(capsule, b"used_dltensor") == 0  # consumed: the capsule no longer frees it
+    deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(ctypes.c_void_p.from_address(managed + 56).value)
+    return data, lambda: deleter(managed)  # DLManagedTensor.deleter (after dl_tensor and manager_ctx)
+
+
+@needs_gpu
+def test_dlpack_stream_argument(on_gpu):
+    d = theon.to_device(np.arange(8, dtype=np.float32))
+    stream = _Stream()
+    try:
+        for s in (None, 1, 2, -1, int(stream)):
+            cap = d.__dlpack__(stream=s)
+            assert type(cap).__name__ == "PyCapsule"
+        for bad in (0, -2):
+            with pytest.raises(ValueError, match="stream"):
+                d.__dlpack__(stream=bad)
+        for bad in ("1", 1.0, True):
+            with pytest.raises(TypeError, match="stream"):
+                d.__dlpack__(stream=bad)
+        np.testing.assert_array_equal(d.to_host(), np.arange(8))
+    finally:
+        stream.close()
+
+
+@needs_gpu
+def test_dlpack_consumer_stream_orders_use_and_release(on_gpu):
+    # A consumer on its own stream: it reads the exported array there (an async copy into
+    # pinned memory), then releases it. The block goes back to Theon's cache and is rewritten
+    # by the next call on Theon's stream, which must come after the consumer's read. (Under
+    # SIM_STREAMS=deferred, stream work runs only when waited for: without the ordering, the
+    # next call's write ran first and the consumer read the new values.)
+    import ctypes
+    rt = _cudart()
+    n = 1 << 16
+    x = T.fvector("x")
+    f = theon.function([x], x * 2, outputs_on_device=True)
+    first, second = np.arange(n, dtype=np.float32), np.full(n, -1, dtype=np.float32)
+    stream = _Stream()
+    host = ctypes.c_void_p()
+    assert rt.cudaHostAlloc(ctypes.byref(host), ctypes.c_size_t(4 * n), ctypes.c_uint(0)) == 0
+    try:
+        y = f(first)
+        cap = y.__dlpack__(stream=int(stream))  # the consumer's stream waits for Theon's
+        data, release = _consume_and_release(cap)
+        del cap
+        assert rt.cudaMemcpyAsync(host, ctypes.c_void_p(data), ctypes.c_size_t(4 * n), ctypes.c_int(2),
+                                  stream.handle) == 0  # device to host, on the consumer's stream
+        release()
+        del y
+        gc.collect()
+        for _ in range(3):
+            f(second)  # reuses the freed block on Theon's stream
+        stream.synchronize()
+        got = np.ctypeslib.as_array(ctypes.cast(host, ctypes.POINTER(ctypes.c_float)), shape=(n,)).copy()
+        np.testing.assert_array_equal(got, first * 2)
+    finally:
+        rt.cudaFreeHost(host)
+        stream.close()

@@ -73,7 +73,8 @@ cudaKernel_t cached_kernel(const std::string& signature, int device, const std::
                            const std::string& kernel_name) {
   static std::mutex mu;
   static std::unordered_map<std::string, cudaKernel_t> cache;
-  const std::string key = std::to_string(device) + "|" + signature + "|" + kernel_name;
+  // The compile options (config().fmad) choose the code too: a changed option loads anew.
+  const std::string key = std::to_string(device) + "|" + nvrtc_options_tag() + "|" + signature + "|" + kernel_name;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;

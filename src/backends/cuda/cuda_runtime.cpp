@@ -184,12 +184,17 @@ void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src
                         : dst_device.is_cpu() ? cudaMemcpyDeviceToHost
                                               : cudaMemcpyDeviceToDevice;
   if (kind == cudaMemcpyDeviceToDevice && src_device.index != dst_device.index) {
-    THEON_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, bytes, s));
-    THEON_CUDA_CHECK(cudaStreamSynchronize(stream(src_device.index)));  // the source's pending writes
+    copy_between_devices(dst, dst_device.index, src, src_device.index, bytes);
     return;
   }
   THEON_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
   if (kind == cudaMemcpyDeviceToHost) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      DeviceMemoryStats& st = per_device(src_device.index).stats;
+      ++st.to_host_copies;
+      st.to_host_bytes += bytes;
+    }
     // Pageable destinations are not safe to read until the copy ends; pinned ones are
     // waited for by the caller (synchronize) so several copies overlap.
     cudaPointerAttributes attr{};
@@ -198,6 +203,135 @@ void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src
       THEON_CUDA_CHECK(cudaStreamSynchronize(s));
     }
   }
+}
+
+cudaEvent_t CudaRuntime::take_event(int device) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PerDevice& d = per_device(device);
+    if (!d.events.empty()) {
+      cudaEvent_t e = d.events.back();
+      d.events.pop_back();
+      return e;
+    }
+  }
+  cudaEvent_t e = nullptr;
+  THEON_CUDA_CHECK(cudaSetDevice(device));  // an event belongs to the device current at its creation
+  THEON_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+void CudaRuntime::give_event(int device, cudaEvent_t e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  per_device(device).events.push_back(e);
+}
+
+void CudaRuntime::stream_wait(int waiter, int signaller) {
+  stream_wait(stream(waiter), stream(signaller), signaller);
+}
+
+void CudaRuntime::stream_wait(cudaStream_t waiter, cudaStream_t signaller, int event_device) {
+  cudaEvent_t e = take_event(event_device);
+  // cudaStreamWaitEvent waits for the event's record as it is when called: the event can be
+  // recorded again (taken by another wait) as soon as the wait is enqueued.
+  cudaError_t r = cudaEventRecord(e, signaller);
+  if (r == cudaSuccess) r = cudaStreamWaitEvent(waiter, e, 0);
+  give_event(event_device, e);
+  check(r, "cudaEventRecord/cudaStreamWaitEvent");
+}
+
+namespace {
+
+// A DLPack stream value as a cudaStream_t (1 and 2 are CUDA's own cudaStreamLegacy and
+// cudaStreamPerThread handles).
+cudaStream_t external_stream(int64_t stream) {
+  if (stream == 1) return cudaStreamLegacy;
+  if (stream == 2) return cudaStreamPerThread;
+  if (stream <= 0) throw ValueError("a CUDA stream for DLPack must be -1, 1, 2 or a stream handle, got " +
+                                    std::to_string(stream) + " (0 is ambiguous and not allowed)");
+  return reinterpret_cast<cudaStream_t>(static_cast<intptr_t>(stream));
+}
+
+}  // namespace
+
+void CudaRuntime::external_stream_wait(Device device, int64_t s) {
+  if (!device.is_cuda()) return;
+  if (s == -1) {
+    synchronize(device);
+    return;
+  }
+  stream_wait(external_stream(s), stream(device.index), device.index);
+}
+
+void CudaRuntime::wait_for_external_stream(Device device, int64_t s) {
+  if (!device.is_cuda()) return;
+  if (s == -1) {  // the consumer's stream is not known: wait for all work on the device
+    THEON_CUDA_CHECK(cudaSetDevice(device.index));
+    THEON_CUDA_CHECK(cudaDeviceSynchronize());
+    return;
+  }
+  stream_wait(stream(device.index), external_stream(s), device.index);
+}
+
+bool CudaRuntime::peer_access(int dst_device, int src_device) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PerDevice& d = per_device(dst_device);
+    per_device(src_device);
+    if (d.peer.empty()) d.peer.assign(static_cast<size_t>(device_count_), -1);
+    if (const signed char known = d.peer[static_cast<size_t>(src_device)]; known >= 0) return known == 1;
+  }
+  // Asked once per (destination, source) pair; the destination device reads the source's memory.
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, dst_device, src_device) != cudaSuccess) {
+    cudaGetLastError();
+    can = 0;
+  }
+  if (can) {
+    THEON_CUDA_CHECK(cudaSetDevice(dst_device));
+    const cudaError_t e = cudaDeviceEnablePeerAccess(src_device, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();  // enabled before (by us or the user): fine
+    else if (e != cudaSuccess) {
+      cudaGetLastError();
+      can = 0;  // not usable after all: copies are staged through the host
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  per_device(dst_device).peer[static_cast<size_t>(src_device)] = can ? 1 : 0;
+  return can != 0;
+}
+
+void CudaRuntime::copy_between_devices(void* dst, int dst_device, const void* src, int src_device, size_t bytes) {
+  cudaStream_t ds = stream(dst_device);
+  if (peer_access(dst_device, src_device)) {
+    // The source's pending writes, then the copy on the destination's stream, then the
+    // source's stream waits for the copy: a block freed by the source (back to its cache,
+    // reused in its stream order) is not overwritten while the copy still reads it.
+    stream_wait(dst_device, src_device);
+    THEON_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, ds));
+    stream_wait(src_device, dst_device);
+    return;
+  }
+  // No peer access: through a pinned host block, device to host on the source's stream, then
+  // host to device on the destination's. The block goes back to the pinned pool only when the
+  // second copy has read it.
+  std::shared_ptr<Buffer> staging = allocate_pinned(bytes);
+  cudaStream_t ss = stream(src_device);
+  THEON_CUDA_CHECK(cudaMemcpyAsync(staging->data(), src, bytes, cudaMemcpyDeviceToHost, ss));
+  try {
+    stream_wait(dst_device, src_device);
+    THEON_CUDA_CHECK(cudaMemcpyAsync(dst, staging->data(), bytes, cudaMemcpyHostToDevice, ds));
+    cudaEvent_t done = take_event(dst_device);
+    cudaError_t r = cudaEventRecord(done, ds);
+    if (r == cudaSuccess) r = cudaEventSynchronize(done);
+    give_event(dst_device, done);
+    check(r, "cudaEventRecord/cudaEventSynchronize (staged cross-device copy)");
+  } catch (...) {
+    cudaStreamSynchronize(ss);  // the staging block must not be reused while a copy may still use it
+    cudaStreamSynchronize(ds);
+    throw;
+  }
+  // The source was read by the first copy, ordered on its own stream: nothing more to wait for.
 }
 
 void CudaRuntime::zero(void* dst, Device device, size_t bytes) {

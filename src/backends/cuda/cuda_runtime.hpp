@@ -24,6 +24,8 @@ class CudaRuntime final : public detail::DeviceOps {
   void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) override;
   void zero(void* dst, Device device, size_t bytes) override;
   void synchronize(Device device) override;
+  void external_stream_wait(Device device, int64_t stream) override;
+  void wait_for_external_stream(Device device, int64_t stream) override;
   DeviceMemoryStats stats(Device device) override;
   void empty_cache(Device device) override;
 
@@ -42,7 +44,19 @@ class CudaRuntime final : public detail::DeviceOps {
     cudaStream_t stream = nullptr;
     std::multimap<size_t, void*> free;  // rounded size -> block
     DeviceMemoryStats stats;
+    std::vector<cudaEvent_t> events;    // idle events of this device (cross-stream waits)
+    std::vector<signed char> peer;      // per other device: -1 not asked yet, 0 no peer access, 1 enabled
   };
+  // A copy between two devices, ordered after the source's pending work and before the
+  // source's later work (its block may be reused on the source stream once freed).
+  void copy_between_devices(void* dst, int dst_device, const void* src, int src_device, size_t bytes);
+  bool peer_access(int dst_device, int src_device);
+  // Makes `waiter`'s stream wait for the work issued so far to `signaller`'s stream.
+  void stream_wait(int waiter, int signaller);
+  // The same between any two streams of one device; the event is of `event_device`.
+  void stream_wait(cudaStream_t waiter, cudaStream_t signaller, int event_device);
+  cudaEvent_t take_event(int device);
+  void give_event(int device, cudaEvent_t e);
   static void free_device_block(void* p);
   static void free_pinned_block(void* p);
   void release(void* p);

@@ -3,6 +3,8 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "util/kernel_cache.hpp"
 
+#include <theon/config.hpp>
+
 
 #include <atomic>
 #include <cstdio>
@@ -29,7 +31,20 @@ namespace {
 // Bump when generated code changes meaning without its text changing (e.g. the preamble).
 constexpr int kCodegenVersion = 1;
 
-std::atomic<int64_t> g_compiled{0}, g_disk_hits{0}, g_loaded{0};
+std::atomic<int64_t> g_compiled{0}, g_disk_hits{0}, g_loaded{0}, g_in_flight{0}, g_max_in_flight{0};
+
+// Counts NVRTC runs in progress (NvrtcStats::max_in_flight: whether compiles overlap).
+struct InFlight {
+  InFlight() {
+    const int64_t n = ++g_in_flight;
+    int64_t m = g_max_in_flight.load();
+    while (n > m && !g_max_in_flight.compare_exchange_weak(m, n)) {
+    }
+  }
+  ~InFlight() { --g_in_flight; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+};
 
 struct Headers {
   std::vector<std::string> names, bodies;
@@ -58,11 +73,24 @@ const Headers& headers() {
   return h;
 }
 
-std::vector<std::string> options(int arch) {
-  // IEEE float32 (DESIGN.md): no fast-math; denormals kept, exact division and sqrt.
-  return {"--gpu-architecture=sm_" + std::to_string(arch), "-std=c++17", "-default-device", "--ftz=false",
-          "--prec-div=true", "--prec-sqrt=true"};
+}  // namespace
+
+std::vector<std::string> nvrtc_options(int arch) {
+  // IEEE float32 (DESIGN.md): no fast-math; denormals kept, exact division and sqrt, and no
+  // contraction of a*b+c into an FMA (the CPU kernels are built with -ffp-contract=off)
+  // unless config().fmad allows it.
+  return {"--gpu-architecture=sm_" + std::to_string(arch),
+          "-std=c++17",
+          "-default-device",
+          "--ftz=false",
+          "--prec-div=true",
+          "--prec-sqrt=true",
+          config().fmad ? "--fmad=true" : "--fmad=false"};
 }
+
+std::string nvrtc_options_tag() { return config().fmad ? "fmad" : "nofmad"; }
+
+namespace {
 
 std::string numbered(const std::string& code) {
   std::istringstream in(code);
@@ -72,13 +100,14 @@ std::string numbered(const std::string& code) {
 }
 
 std::string nvrtc_compile(const KernelSource& src, int arch) {
+  const InFlight in_flight;
   const Headers& h = headers();
   std::vector<const char*> names, bodies;
   for (size_t i = 0; i < h.names.size(); ++i) names.push_back(h.names[i].c_str()), bodies.push_back(h.bodies[i].c_str());
   nvrtcProgram prog;
   THEON_CUDA_CHECK(nvrtcCreateProgram(&prog, src.code.c_str(), (src.name + ".cu").c_str(), static_cast<int>(names.size()),
                                       bodies.data(), names.data()));
-  auto opts = options(arch);
+  const auto opts = nvrtc_options(arch);
   std::vector<const char*> copts;
   for (auto& o : opts) copts.push_back(o.c_str());
   const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
@@ -105,37 +134,55 @@ std::string cache_key(const KernelSource& src, int arch) {
   nvrtcVersion(&major, &minor);
   std::string text = src.code + "\n//arch " + std::to_string(arch) + " nvrtc " + std::to_string(major) + "." +
                      std::to_string(minor) + " codegen " + std::to_string(kCodegenVersion);
-  for (auto& o : options(arch)) text += " " + o;
+  for (auto& o : nvrtc_options(arch)) text += " " + o;
   for (auto& b : headers().bodies) text += b;
   return detail::content_key(text);
 }
 
 }  // namespace
 
-std::string compile_cubin(const KernelSource& src, int arch) {
-  const std::string key = cache_key(src, arch);
-  static std::mutex mu;
-  static std::map<std::string, std::string> memory;  // key -> cubin, this process
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memory.find(key); it != memory.end()) return it->second;
-  }
+namespace {
+
+// One compilation per key and process: the first caller compiles (no lock held), the others
+// asking for the same key wait for its result; different keys compile concurrently.
+struct CubinSlot {
+  std::once_flag once;
+  std::string cubin;
+};
+
+std::string compile_uncached(const KernelSource& src, int arch, const std::string& key) {
   // The disk cache verifies each cubin against the SHA-256 recorded when it was written; a
   // failed write (a full disk) leaves nothing behind and costs only the next process a compile.
   const detail::KernelCacheFolder folder("cuda");
   const std::string name = key + ".cubin";
-  std::string cubin;
   if (detail::VerifiedEntry cached; folder.open(name, cached) && !cached.bytes.empty()) {
-    cubin = std::move(cached.bytes);
     ++g_disk_hits;
-  } else {
-    cubin = nvrtc_compile(src, arch);
-    if (std::string error; !folder.store(name, cubin, error))
-      std::cerr << "theon: warning: the compiled CUDA kernel '" << src.name << "' was not cached: " << error << "\n";
+    return std::move(cached.bytes);
   }
-  std::lock_guard<std::mutex> lock(mu);
-  return memory.emplace(key, std::move(cubin)).first->second;
+  std::string cubin = nvrtc_compile(src, arch);
+  if (std::string error; !folder.store(name, cubin, error))
+    std::cerr << "theon: warning: the compiled CUDA kernel '" << src.name << "' was not cached: " << error << "\n";
+  return cubin;
 }
+
+const std::string& compile_cubin_keyed(const KernelSource& src, int arch, const std::string& key) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<CubinSlot>> slots;  // key -> cubin, this process
+  std::shared_ptr<CubinSlot> slot;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& s = slots[key];
+    if (!s) s = std::make_shared<CubinSlot>();
+    slot = s;  // slots are never removed: the reference returned below stays valid
+  }
+  // A failed compile throws out of call_once, leaving the flag unset: the next caller retries.
+  std::call_once(slot->once, [&] { slot->cubin = compile_uncached(src, arch, key); });
+  return slot->cubin;
+}
+
+}  // namespace
+
+std::string compile_cubin(const KernelSource& src, int arch) { return compile_cubin_keyed(src, arch, cache_key(src, arch)); }
 
 int device_arch(int device) {
   static std::mutex mu;
@@ -148,30 +195,41 @@ int device_arch(int device) {
 }
 
 cudaKernel_t get_kernel(const KernelSource& src, const std::string& kernel, int device) {
+  // Per (source key, device): the module is loaded once (call_once; compiling it takes no
+  // global lock, so different kernels compile concurrently), kernels are looked up under the
+  // entry's own mutex.
   struct Loaded {
+    std::once_flag once;
     cudaLibrary_t library = nullptr;
+    std::mutex mu;
     std::map<std::string, cudaKernel_t> kernels;
   };
   static std::mutex mu;
-  static std::map<std::pair<std::string, int>, Loaded> loaded;  // (source key, device)
+  static std::map<std::pair<std::string, int>, std::shared_ptr<Loaded>> loaded;  // never erased
   const int arch = device_arch(device);
   const std::string key = cache_key(src, arch);
-  std::lock_guard<std::mutex> lock(mu);
-  Loaded& l = loaded[{key, device}];
-  if (!l.library) {
-    const std::string& cubin = compile_cubin(src, arch);
-    THEON_CUDA_CHECK(cudaSetDevice(device));
-    THEON_CUDA_CHECK(cudaLibraryLoadData(&l.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    ++g_loaded;
+  std::shared_ptr<Loaded> l;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& e = loaded[{key, device}];
+    if (!e) e = std::make_shared<Loaded>();
+    l = e;
   }
-  auto it = l.kernels.find(kernel);
-  if (it != l.kernels.end()) return it->second;
+  std::call_once(l->once, [&] {
+    const std::string& cubin = compile_cubin_keyed(src, arch, key);
+    THEON_CUDA_CHECK(cudaSetDevice(device));
+    THEON_CUDA_CHECK(cudaLibraryLoadData(&l->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    ++g_loaded;
+  });
+  std::lock_guard<std::mutex> lock(l->mu);
+  auto it = l->kernels.find(kernel);
+  if (it != l->kernels.end()) return it->second;
   cudaKernel_t k = nullptr;
-  THEON_CUDA_CHECK(cudaLibraryGetKernel(&k, l.library, kernel.c_str()));
-  l.kernels.emplace(kernel, k);
+  THEON_CUDA_CHECK(cudaLibraryGetKernel(&k, l->library, kernel.c_str()));
+  l->kernels.emplace(kernel, k);
   return k;
 }
 
-NvrtcStats nvrtc_stats() { return {g_compiled.load(), g_disk_hits.load(), g_loaded.load()}; }
+NvrtcStats nvrtc_stats() { return {g_compiled.load(), g_disk_hits.load(), g_loaded.load(), g_max_in_flight.load()}; }
 
 }  // namespace theon::backends::cuda

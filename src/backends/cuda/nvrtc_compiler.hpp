@@ -1,7 +1,8 @@
 // NVRTC: generated CUDA source -> cubin for one architecture, cached on disk under
 // `compiledir`/cuda/ (key: source, architecture, NVRTC version, options, codegen version;
 // files written by atomic rename, so parallel processes share the cache), then loaded
-// per device with cudaLibraryLoadData (the runtime API: nothing links libcuda).
+// per device with cudaLibraryLoadData (the runtime API: nothing links libcuda). Each key
+// compiles once per process; different keys compile concurrently (no global lock).
 //
 // Every generated source may `#include "theon_device.cuh"` (shapes/strides helpers) and
 // `#include "scalar_ops.hpp"` (the scalar functors the CPU uses), served from memory.
@@ -25,6 +26,7 @@ struct NvrtcStats {
   int64_t compiled = 0;   // NVRTC runs
   int64_t disk_hits = 0;  // cubins read from the disk cache
   int64_t loaded = 0;     // modules loaded on a device
+  int64_t max_in_flight = 0;  // the most NVRTC runs that were in progress at once
 };
 
 /// The default architecture when no device is present (the GPU machine is an H100).
@@ -38,6 +40,13 @@ std::string compile_cubin(const KernelSource& source, int arch);
 cudaKernel_t get_kernel(const KernelSource& source, const std::string& kernel, int device);
 
 NvrtcStats nvrtc_stats();
+
+/// NVRTC's options for sm_<arch> (part of the cache key): IEEE float32, and --fmad=false
+/// unless config().fmad.
+std::vector<std::string> nvrtc_options(int arch);
+/// A short tag of the option set nvrtc_options() depends on (for in-process kernel caches
+/// keyed by signature rather than by source hash).
+std::string nvrtc_options_tag();
 /// The compute capability (major*10+minor) of a device.
 int device_arch(int device);
 

@@ -1,11 +1,21 @@
 #include "harness.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <random>
 
 namespace theon::testing {
+
+std::vector<DType> harness_dtypes(const Case& c) {
+  const char* v = std::getenv("THEON_HARNESS_DTYPES");
+  const std::string mode = v ? v : "all";
+  if (mode == "first") return c.dtypes.empty() ? c.dtypes : std::vector<DType>{c.dtypes.front()};
+  if (mode != "all" && !mode.empty())
+    throw ValueError("THEON_HARNESS_DTYPES must be 'first' or 'all', got '" + mode + "'");
+  return c.dtypes;
+}
 
 Ref Ref::of(const Array& a) {
   Ref r;

@@ -3,6 +3,14 @@
 // several shapes (broadcasting, size-0 and size-1 dims) and layouts (contiguous, transposed,
 // strided), and compares with an independent float64 reference written here in the tests.
 // An op in the registry without a case fails OpHarness.EveryRegisteredOpHasACase.
+//
+// Environment:
+//   THEON_HARNESS_DTYPES=first   each case runs with its first dtype only (for slow runs: the
+//                                GPU simulator's deferred/guard/random modes); unset or `all`:
+//                                every dtype of every case.
+// On a GPU (device=cuda...), a case with `float_atomics` runs twice: with atomics, compared
+// to `atomics_rtol`/`atomics_atol` (float atomics add in an unspecified order), and with
+// config().deterministic, compared as strictly as on the CPU.
 #pragma once
 #include <theon/theon.hpp>
 
@@ -40,7 +48,16 @@ struct Case {
   bool vary_layout = true;  // also run with transposed / strided views of the inputs
   double rtol32 = 2e-5, atol32 = 1e-6;   // float32 outputs
   double rtol64 = 1e-12, atol64 = 1e-13; // float64 outputs (integers and bools must be exact)
+  /// Float sums whose order the GPU leaves open (inc_subtensor with repeated indices uses
+  /// float atomicAdd unless config().deterministic): on a GPU, compared to these tolerances
+  /// (relative to the largest term) without deterministic, and exactly (the tolerances above)
+  /// with it. Integer results are exact either way (integer atomics commute).
+  bool float_atomics = false;
+  double atomics_tol32 = 1e-6, atomics_tol64 = 1e-14;
 };
+
+/// The dtypes of `c` this run covers (THEON_HARNESS_DTYPES, above).
+std::vector<DType> harness_dtypes(const Case& c);
 
 /// Random inputs following the domain; integer dtypes get values in -9..9 (0..9 unsigned),
 /// bools half true.

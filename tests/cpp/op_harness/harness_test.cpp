@@ -1,10 +1,13 @@
 // Runs every case of the op harness: each dtype x shape set x layout, against its reference.
 #include "harness.hpp"
 
+#include "backends/cuda/gpu_test_support.hpp"
+
 #include "ops/registry.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -20,12 +23,30 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 class OpHarness : public ::testing::TestWithParam<Case> {};
 
-void compare(const Case& c, const Array& got, const Ref& want, const std::string& where) {
+struct Tolerance {
+  double rtol32, atol32, rtol64, atol64;
+  bool scaled;  // atol is relative to the largest reference magnitude (float atomics)
+};
+
+Tolerance tolerance(const Case& c, bool float_atomics) {
+  if (!float_atomics) return {c.rtol32, c.atol32, c.rtol64, c.atol64, false};
+  return {std::max(c.rtol32, c.atomics_tol32), c.atomics_tol32, std::max(c.rtol64, c.atomics_tol64), c.atomics_tol64,
+          true};
+}
+
+void compare(const Tolerance& t, const Array& got, const Ref& want, const std::string& where) {
   ASSERT_EQ(dtype_name(got.dtype()), dtype_name(want.dtype)) << where << ": output dtype";
   ASSERT_EQ(shape_str(got.shape()), shape_str(want.shape)) << where << ": output shape";
   std::vector<double> g = got.to_vector<double>();
   const bool f32 = want.dtype == DType::Float32, f64 = want.dtype == DType::Float64;
-  const double rtol = f32 ? c.rtol32 : f64 ? c.rtol64 : 0, atol = f32 ? c.atol32 : f64 ? c.atol64 : 0;
+  const double rtol = f32 ? t.rtol32 : f64 ? t.rtol64 : 0;
+  double atol = f32 ? t.atol32 : f64 ? t.atol64 : 0;
+  if (t.scaled) {
+    double scale = 1;
+    for (double w : want.v)
+      if (std::isfinite(w)) scale = std::max(scale, std::abs(w));
+    atol *= scale;
+  }
   for (size_t i = 0; i < g.size(); ++i) {
     double w = want.v[i];
     if (std::isnan(w) && std::isnan(g[i])) continue;
@@ -35,14 +56,10 @@ void compare(const Case& c, const Array& got, const Ref& want, const std::string
   }
 }
 
-TEST_P(OpHarness, MatchesFloat64Reference) {
-  const Case& c = GetParam();
-  // The GPU suite runs this binary with THEON_FLAGS=device=cuda,on_fallback=raise (ctest
-  // label gpu): the same cases, every node on the GPU, against the same references.
-  if (Device::parse(config().device).is_cuda() && !cuda_status().ok)
-    GTEST_SKIP() << "device=" << config().device << " but no CUDA device available: " << cuda_status().reason;
+// Every dtype x shape set x layout of `c`, compared with `tol`; `note` goes into messages.
+void run_case(const Case& c, const Tolerance& tol, const std::string& note) {
   uint64_t seed = 1;
-  for (DType dtype : c.dtypes) {
+  for (DType dtype : harness_dtypes(c)) {
     for (const auto& shapes : c.shapes) {
       std::vector<Array> inputs = c.make_inputs ? c.make_inputs(dtype, shapes, seed++)
                                                 : std::vector<Array>{};
@@ -57,17 +74,38 @@ TEST_P(OpHarness, MatchesFloat64Reference) {
       for (auto& a : inputs) refs.push_back(Ref::of(a));
       Ref want = c.reference(refs);
       Function f = function(vars, {out}, {.on_unused_input = "ignore"});
-      std::string where = c.op + " " + c.label + " dtype " + std::string(dtype_name(dtype)) + " shapes";
+      std::string where = c.op + " " + c.label + note + " dtype " + std::string(dtype_name(dtype)) + " shapes";
       for (auto& s : shapes) where += " " + shape_str(s);
-      compare(c, f(inputs)[0], want, where + " (contiguous)");
-      if (!c.vary_layout) continue;
+      compare(tol, f(inputs)[0], want, where + " (contiguous)");
+      if (::testing::Test::HasFatalFailure() || !c.vary_layout) continue;
       for (int variant = 1; variant <= 2; ++variant) {
         std::vector<Array> nc;
         for (auto& a : inputs) nc.push_back(non_contiguous(a, variant));
-        compare(c, f(nc)[0], want, where + (variant == 1 ? " (transposed inputs)" : " (strided inputs)"));
+        compare(tol, f(nc)[0], want, where + (variant == 1 ? " (transposed inputs)" : " (strided inputs)"));
       }
     }
   }
+}
+
+TEST_P(OpHarness, MatchesFloat64Reference) {
+  const Case& c = GetParam();
+  // The GPU suite runs this binary with THEON_FLAGS=device=cuda,on_fallback=raise (ctest
+  // label gpu): the same cases, every node on the GPU, against the same references.
+  const Device device = Device::parse(config().device);
+  const bool on_gpu = device.is_cuda();
+  if (on_gpu) THEON_REQUIRE_CUDA_DEVICES(device.index + 1);
+  if (!on_gpu || !c.float_atomics || config().deterministic) {
+    run_case(c, tolerance(c, false), "");
+    return;
+  }
+  // Float atomics on a GPU add in an unspecified order: to a tolerance as they come, and
+  // exactly (the CPU's order) with config().deterministic, which the kernels read when they run.
+  run_case(c, tolerance(c, true), " (float atomics)");
+  struct Restore {
+    ~Restore() { config().deterministic = false; }
+  } restore;
+  config().deterministic = true;
+  run_case(c, tolerance(c, false), " (deterministic)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpHarness, ::testing::ValuesIn(all_cases()), case_name);

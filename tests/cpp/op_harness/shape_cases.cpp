@@ -357,6 +357,7 @@ void add_index_cases(std::vector<Case>& cases) {
       return std::vector<Array>{random_array(dtype, s[0], Domain::Normal, seed),
                                 random_array(dtype, s[1], Domain::Normal, seed + 1), i64({1, -1, 1, 0, 1})};
     };
+    adv.float_atomics = inc;  // row 1 is incremented three times
     cases.push_back(adv);
     // x[1:, idx]: a slice and an array index; the result has x's shape.
     Case mixed = make(op, "slice_and_array", {D::Float64, D::Int32}, {{{3, 4}, {2, 3}}},
@@ -371,6 +372,7 @@ void add_index_cases(std::vector<Case>& cases) {
       return std::vector<Array>{random_array(dtype, s[0], Domain::Normal, seed),
                                 random_array(dtype, s[1], Domain::Normal, seed + 1), i64({3, 0, 3})};
     };
+    mixed.float_atomics = inc;  // column 3 is incremented twice
     cases.push_back(mixed);
   }
 }

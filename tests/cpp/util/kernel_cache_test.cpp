@@ -11,6 +11,7 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -228,6 +229,58 @@ TEST(KernelCache, FailedWritesLeaveNothing) {
   EXPECT_TRUE(fs::is_empty(folder.dir())) << "no truncated entry, record or temporary is kept";
   VerifiedEntry e;
   EXPECT_FALSE(folder.open("big.cubin", e));
+}
+
+// In a child process whose file-size limit stands for a nearly full disk (writes beyond
+// `limit` bytes fail with EFBIG, SIGXFSZ ignored), stores `bytes` as `name`: the exit code
+// says whether store() reported the failure (0), claimed success (1) or gave no message (2).
+int store_in_small_disk(const KernelCacheFolder& folder, const std::string& name, const std::string& bytes,
+                        rlim_t limit) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small{};
+    getrlimit(RLIMIT_FSIZE, &small);
+    small.rlim_cur = limit;
+    if (setrlimit(RLIMIT_FSIZE, &small) != 0) _exit(3);
+    std::string error;
+    const bool stored = folder.store(name, bytes, error);
+    _exit(stored ? 1 : error.empty() ? 2 : 0);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+TEST(KernelCache, AFullDiskNeverLeavesATruncatedEntry) {
+  ScratchCache cache("smalldisk");
+  KernelCacheFolder folder("cuda");
+  const fs::path dir = folder.dir();
+  // A cubin-sized entry (a few hundred KiB) on a "disk" with room for 64 KiB per file.
+  std::string cubin(300000, '\0');
+  for (size_t i = 0; i < cubin.size(); ++i) cubin[i] = static_cast<char>((i * 2654435761u) >> 13);
+  EXPECT_EQ(store_in_small_disk(folder, "k.cubin", cubin, 65536), 0) << "the failed store is reported";
+  EXPECT_TRUE(fs::is_empty(dir)) << "no truncated entry, record or temporary is kept";
+  VerifiedEntry none;
+  EXPECT_FALSE(folder.open("k.cubin", none));
+
+  // A good entry stays intact when a later store of the same name fails half way.
+  std::string error;
+  ASSERT_TRUE(folder.store("k.cubin", cubin, error)) << error;
+  std::string other = cubin;
+  other[1000] ^= 1;
+  EXPECT_EQ(store_in_small_disk(folder, "k.cubin", other, 65536), 0);
+  VerifiedEntry e;
+  ASSERT_TRUE(folder.open("k.cubin", e)) << "the entry written before the full disk is still used";
+  EXPECT_EQ(e.bytes, cubin);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2)
+      << "the entry and its record, no temporary";
+
+  // With room again (another process, a later run), the entry is stored and verifies.
+  ASSERT_TRUE(folder.store("k2.cubin", other, error)) << error;
+  VerifiedEntry e2;
+  ASSERT_TRUE(folder.open("k2.cubin", e2));
+  EXPECT_EQ(e2.bytes, other);
 }
 
 TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {

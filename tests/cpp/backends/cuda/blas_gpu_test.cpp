@@ -3,6 +3,8 @@
 // which must match the CPU bit for bit, wrap-around included), with transposed, strided and
 // broadcast operands, size-0 dims, strict FP32 (no TF32 unless allowed) and determinism.
 // Skips itself without a usable GPU.
+#include "backends/cuda/gpu_test_support.hpp"
+
 #include <theon/device.hpp>
 #include <theon/theon.hpp>
 
@@ -19,8 +21,7 @@ namespace {
 class BlasGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    CudaStatus st = cuda_status();
-    if (!st.ok) GTEST_SKIP() << "no usable GPU: " << st.reason;
+    THEON_REQUIRE_CUDA_DEVICES(1);
     saved_ = config();
   }
   void TearDown() override {

@@ -48,6 +48,25 @@ TEST(CudaPlacement, EveryNodeOfATrainingStyleGraphRunsOnTheGpu) {
   }
 }
 
+// x.shape is host metadata: taking it of a device value copies nothing to the host (it used
+// to insert a Transfer of the whole tensor, run on every call).
+TEST(CudaPlacement, ShapeOfADeviceInputNeedsNoTransfer) {
+  Var x = tensor::matrix("x");
+  for (const char* device : {"cuda0", "cpu"}) {
+    for (bool with_work : {false, true}) {
+      std::vector<graph::VarPtr> in = {x.node()}, out = {tensor::shape(x).node()};
+      if (with_work) out.push_back(tensor::sum(x).node());
+      compile::LowerOptions lo;
+      lo.device = device;
+      lo.plan_only = true;
+      lo.input_devices = {Device::cuda(0)};
+      auto p = compile::lower(std::make_shared<graph::FunctionGraph>(in, out), lo);
+      EXPECT_EQ(count_transfers(*p), std::string(device) == "cpu" && with_work ? 1 : 0)
+          << device << (with_work ? " with a sum" : "");
+    }
+  }
+}
+
 TEST(CudaPlacement, InputsAlreadyOnTheDeviceNeedNoTransfer) {
   Var x = tensor::vector("x");
   std::vector<graph::VarPtr> in = {x.node()}, out = {(x * 2.0 + 1.0).node()};

@@ -5,6 +5,7 @@
 #include <theon/theon.hpp>
 
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/gpu_test_support.hpp"
 #include "backends/cuda/reduce_codegen.hpp"
 #include "ops/argmax.hpp"
 #include "ops/composite.hpp"
@@ -31,7 +32,7 @@ using graph::VarPtr;
 class ReduceNnetGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda_status().ok) GTEST_SKIP() << "no CUDA device: " << cuda_status().reason;
+    THEON_REQUIRE_CUDA_DEVICES(1);
   }
 };
 

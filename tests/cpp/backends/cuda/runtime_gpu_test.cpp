@@ -1,6 +1,8 @@
 // The CUDA runtime and device execution, end to end (label gpu; skipped without a device):
 // transfer round trips, the caching allocator, functions on the GPU with shared variables
 // updated on the device, outputs kept on the device, and placement shown by explain().
+#include "backends/cuda/gpu_test_support.hpp"
+
 #include <theon/theon.hpp>
 
 #include <gtest/gtest.h>
@@ -11,7 +13,7 @@ namespace {
 class CudaRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda_status().ok) GTEST_SKIP() << "no CUDA device: " << cuda_status().reason;
+    THEON_REQUIRE_CUDA_DEVICES(1);
     saved_ = config();
     config().device = "cuda0";
     config().on_fallback = "raise";
@@ -104,6 +106,89 @@ TEST_F(CudaRuntimeTest, ExplainShowsDevicesAndTransfers) {
   EXPECT_NE(e.find("Transfer{to=cuda0}"), std::string::npos) << e;
   EXPECT_NE(e.find("transfers:"), std::string::npos) << e;
   EXPECT_EQ(e.find("fallback"), std::string::npos) << e;
+}
+
+// A value passed through (an output that is an input, or a shared value, with no GPU node):
+// the call still waits for its copy to the host (the simulator's deferred streams showed 0).
+TEST_F(CudaRuntimeTest, PassThroughOutputsOfDeviceValuesAreWaitedFor) {
+  Var x = tensor::vector("x");
+  Function f = function({x}, {x});
+  Array d = to_device(Array::full({4096}, 7.0, DType::Float32), Device::cuda(0));
+  Array y = f({d})[0];
+  ASSERT_TRUE(y.on_host());
+  EXPECT_EQ(y.to_vector<float>(), std::vector<float>(4096, 7.0f));
+  // A shared variable on the device, returned as it is (and next to a host value).
+  SharedVar s = shared(to_device(Array::full({333}, 5.0, DType::Float64), Device::cuda(0)), "s");
+  Var h = tensor::scalar("h");
+  Function g = function({h}, {s, h * 2.0});
+  auto out = g({Array::full({}, 1.5, DType::Float32)});
+  ASSERT_TRUE(out[0].on_host());
+  EXPECT_EQ(out[0].to_vector<double>(), std::vector<double>(333, 5.0));
+  // outputs_on_device with check_device_errors=false: a device copy, ordered on the stream.
+  config().check_device_errors = false;
+  Function k = function({x}, {x}, {.outputs_on_device = true});
+  Array z = k({d})[0];
+  EXPECT_EQ(z.device(), Device::cuda(0));
+  EXPECT_NE(z.data(), d.data());
+  EXPECT_EQ(z.to_vector<float>(), std::vector<float>(4096, 7.0f));
+}
+
+// x.shape reads metadata: a device input is not copied to the host for it.
+TEST_F(CudaRuntimeTest, ShapeOfADeviceInputCopiesNothing) {
+  Var x = tensor::matrix("x");
+  Function f = function({x}, {tensor::shape(x)}, {.name = "shape"});
+  Array d = to_device(Array::randn({300, 70}, 1, DType::Float32), Device::cuda(0));
+  EXPECT_EQ(f({d})[0].to_vector<int64_t>(), (std::vector<int64_t>{300, 70}));
+  auto copies = [] { return memory_stats(Device::cuda(0)).to_host_copies; };
+  const int64_t before = copies();
+  EXPECT_EQ(f({d})[0].to_vector<int64_t>(), (std::vector<int64_t>{300, 70}));
+  EXPECT_EQ(copies(), before) << "x.shape copied the array to the host";
+  // Also next to device work on the same input (only the sum comes back), and from a CPU function.
+  Function g = function({x}, {tensor::shape(x), tensor::sum(x)});
+  g({d});
+  const int64_t before_g = copies();
+  EXPECT_EQ(g({d})[0].to_vector<int64_t>(), (std::vector<int64_t>{300, 70}));
+  EXPECT_EQ(copies(), before_g + 1) << "one copy: the sum";
+  config().device = "cpu";
+  Function c = function({x}, {tensor::shape(x)});
+  const int64_t before_c = copies();
+  EXPECT_EQ(c({d})[0].to_vector<int64_t>(), (std::vector<int64_t>{300, 70}));
+  EXPECT_EQ(copies(), before_c);
+}
+
+// The probe's peer scenario: a result on cuda0 copied to cuda1, its block freed and reused by
+// the next call on cuda0 while the copy may still read it. Runs the path the devices offer
+// (peer access, or staging through pinned host memory: the simulator's SIM_P2P=1 / 0).
+TEST_F(CudaRuntimeTest, CopiesBetweenDevicesAreOrderedOnBothStreams) {
+  THEON_REQUIRE_CUDA_DEVICES(2);
+  Var x = tensor::matrix("x");
+  Array xv = Array::randn({256, 64}, 1, DType::Float32), xw = Array::randn({256, 64}, 2, DType::Float32);
+  config().device = "cpu";
+  Function ref = function({x}, {tensor::exp(x) * 3.0});
+  const Array want = ref({xv})[0], want_w = ref({xw})[0];
+  const Array twice = function({x}, {x * 2.0})({xv})[0];
+  for (bool check : {true, false}) {
+    config().device = "cuda0";
+    config().check_device_errors = check;  // false: calls return without waiting for the device
+    Function f = function({x}, {tensor::exp(x) * 3.0}, {.outputs_on_device = true});
+    for (int round = 0; round < 3; ++round) {
+      Array y0 = f({xv})[0];
+      Array y1 = to_device(y0, Device::cuda(1));
+      y0 = Array();                     // back to cuda0's cache...
+      Array other = f({xw})[0];         // ...and reused by the next call on cuda0
+      Array back = to_device(y1, Device::cuda(0));  // and the other way
+      EXPECT_EQ(y1.device(), Device::cuda(1));
+      EXPECT_TRUE(allclose(y1.to_host(), want, 1e-6, 1e-6)) << "check_device_errors=" << check << " round " << round;
+      EXPECT_TRUE(allclose(other.to_host(), want_w, 1e-6, 1e-6));
+      EXPECT_TRUE(allclose(back.to_host(), want, 1e-6, 1e-6));
+    }
+  }
+  // A function on cuda1 reading an input that lives on cuda0 (a Transfer between devices).
+  config().device = "cuda1";
+  config().check_device_errors = true;
+  Function g = function({x}, {x * 2.0});
+  Array on0 = to_device(xv, Device::cuda(0));
+  EXPECT_TRUE(allclose(g({on0})[0], twice, 0, 0));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // without a device.
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/gpu_test_support.hpp"
 
 #include <theon/theon.hpp>
 
@@ -16,10 +17,7 @@ namespace {
 
 using D = DType;
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    if (!cuda_status().ok) GTEST_SKIP() << "no CUDA device: " << cuda_status().reason; \
-  } while (0)
+#define REQUIRE_GPU() THEON_REQUIRE_CUDA_DEVICES(1)
 
 const Device kGpu = Device::cuda(0);
 
