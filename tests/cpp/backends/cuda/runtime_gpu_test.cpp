@@ -45,6 +45,26 @@ TEST_F(CudaRuntimeTest, CachingAllocatorReusesFreedBlocks) {
   EXPECT_GT(after.reuses, before.reuses);
 }
 
+// gpu_memory_cache=False (for compute-sanitizer): exact-size blocks, back to the driver at
+// once, so an overrun past a tensor is outside its allocation instead of inside a cached one.
+TEST_F(CudaRuntimeTest, WithoutTheMemoryCacheBlocksAreExactAndFreedAtOnce) {
+  config().gpu_memory_cache = false;
+  const DeviceMemoryStats before = memory_stats();
+  {
+    Array d = to_device(Array::ones({1001}, DType::Float32), Device::cuda(0));  // 4004 bytes
+    const DeviceMemoryStats during = memory_stats();
+    EXPECT_EQ(during.in_use - before.in_use, 4004u);  // the cache would round it to 4096
+    EXPECT_EQ(during.allocations, before.allocations + 1);
+    EXPECT_EQ(d.to_vector<float>()[1000], 1.0f);
+  }
+  const DeviceMemoryStats freed = memory_stats();
+  EXPECT_EQ(freed.in_use, before.in_use);
+  EXPECT_EQ(freed.cached, before.cached);  // nothing kept
+  { Array d = to_device(Array::ones({1001}, DType::Float32), Device::cuda(0)); }
+  EXPECT_EQ(memory_stats().allocations, before.allocations + 2);  // no reuse
+  EXPECT_EQ(memory_stats().reuses, before.reuses);
+}
+
 TEST_F(CudaRuntimeTest, TrainingStepUpdatesSharedVariablesOnTheDevice) {
   SharedVar w = shared(Array::randn({4, 3}, 2, DType::Float32), "w");
   Var x = tensor::matrix("x");
