@@ -7,7 +7,7 @@ namespace theon::autodiff {
 class GradientBlock final : public graph::Op {
  public:
   explicit GradientBlock(bool zero) : zero_(zero) {}
-  std::string name() const override { return zero_ ? "ZeroGrad" : "DisconnectedGrad"; }
+  graph::OpKind kind() const override { return zero_ ? graph::OpKind::ZeroGrad : graph::OpKind::DisconnectedGrad; }
   std::vector<Shape> infer_shape(const graph::Apply&, const std::vector<Array>& inputs) const override {
     return {inputs[0].shape()};
   }

@@ -4,7 +4,7 @@
 
 namespace theon::compile {
 
-bool keeps_on_host(const graph::Apply& node) { return node.op().name() == "Shape"; }
+bool keeps_on_host(const graph::Apply& node) { return node.op().kind() == graph::OpKind::Shape; }
 
 namespace {
 

@@ -107,6 +107,12 @@ VarPtr make_output(std::shared_ptr<const Op> op, std::vector<VarPtr> inputs, Ten
   return Apply::make(std::move(op), std::move(inputs), {std::move(type)})->output(0);
 }
 
+std::optional<OpKind> kind_from_name(std::string_view name) {
+  for (const OpKindInfo& info : op_kinds)
+    if (info.name == name) return info.kind;
+  return std::nullopt;
+}
+
 std::string Op::display() const {
   OpProps p = props();
   if (p.empty()) return name();

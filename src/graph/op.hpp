@@ -1,11 +1,13 @@
 // The op contract. Each op is defined in ONE place (a file under src/ops/): its builder
 // validates inputs and infers types (make_node), and the class below gives its run-time
 // shape rule, reference implementation, gradient, aliasing and cost. Backends register
-// kernels for ops by name; an op never includes a backend.
+// kernels for ops by kind; an op never includes a backend.
 #pragma once
 #include "graph/node.hpp"
+#include "graph/op_kind.hpp"
 
 #include <theon/array.hpp>
+#include <theon/error.hpp>
 
 #include <map>
 #include <string>
@@ -28,13 +30,16 @@ class Op {
  public:
   virtual ~Op() = default;
 
-  /// The op's family name ("Elemwise", "Dot", "Sum"). Kernels are registered under it.
-  virtual std::string name() const = 0;
+  /// Which op this is (a row of ops/ops.def). Passes and kernels test it; a class serving
+  /// several kinds (Reduce: Sum, Max, ...) answers the one it was built as.
+  virtual OpKind kind() const = 0;
+  /// The kind's name ("Elemwise", "Dot", "Sum"), for printing and errors.
+  std::string name() const { return std::string(kind_name(kind())); }
   /// Parameters that distinguish two ops of the family (empty for parameterless ops).
   virtual OpProps props() const { return {}; }
   /// "Elemwise{add}" / "Sum{axes=(0,), keepdims=False}": what printing and errors show.
   virtual std::string display() const;
-  bool equals(const Op& other) const { return name() == other.name() && props() == other.props(); }
+  bool equals(const Op& other) const { return kind() == other.kind() && props() == other.props(); }
   size_t hash() const;
 
   /// Output shapes for given input values. Most ops look only at input shapes; ops whose
@@ -73,5 +78,20 @@ class Op {
   /// (with "[output k]" after it for k > 0).
   virtual std::string render(const std::vector<std::string>& inputs, int output = 0) const;
 };
+
+/// `op` as its class T (one with a single kind, T::kKind), for typed accessors; an
+/// InternalError when the op is of another kind.
+template <class T>
+const T& op_as(const Op& op) {
+  if (op.kind() != T::kKind)
+    throw InternalError(op.display() + " used as " + std::string(kind_name(T::kKind)));
+  return static_cast<const T&>(op);
+}
+
+/// `op` as its class T when it is of T's kind, else nullptr: a kind test, not a dynamic_cast.
+template <class T>
+const T* op_if(const Op& op) {
+  return op.kind() == T::kKind ? static_cast<const T*>(&op) : nullptr;
+}
 
 }  // namespace theon::graph

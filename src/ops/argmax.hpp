@@ -16,7 +16,9 @@ class ArgMax final : public graph::Op {
   bool is_max() const { return is_max_; }
   std::optional<int> axis() const { return axis_; }
 
-  std::string name() const override { return "ArgMax"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::ArgMax;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

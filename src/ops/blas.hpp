@@ -9,7 +9,8 @@ namespace theon::ops {
 
 class Dot final : public graph::Op {
  public:
-  std::string name() const override { return "Dot"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Dot;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;

@@ -53,7 +53,9 @@ class Composite final : public graph::Op {
   /// Output `output`'s expression over the given input texts: "add(mul(exp(x), y), 1.0)".
   std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
 
-  std::string name() const override { return "Composite"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Composite;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::string display() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;

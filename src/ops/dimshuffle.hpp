@@ -14,7 +14,9 @@ class DimShuffle final : public graph::Op {
   const std::vector<int>& pattern() const { return pattern_; }
   int input_ndim() const { return input_ndim_; }
 
-  std::string name() const override { return "DimShuffle"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::DimShuffle;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

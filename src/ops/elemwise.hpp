@@ -26,7 +26,9 @@ class Elemwise final : public graph::Op {
     return inplace_ >= 0 ? std::map<int, int>{{0, inplace_}} : std::map<int, int>{};
   }
 
-  std::string name() const override { return "Elemwise"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Elemwise;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

@@ -38,7 +38,7 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
   const int nd = static_cast<int>(full.size());
   Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
   Acc* acc = acc_arr.data<Acc>();
-  std::fill(acc, acc + acc_arr.size(), reduce_initial<Acc>(op.kind()));
+  std::fill(acc, acc + acc_arr.size(), reduce_initial<Acc>(op.reduce_kind()));
   // The accumulators seen from the region's dims: stride 0 along reduced dims.
   Strides acc_st(nd, 0);
   const Strides out_contig = contiguous_strides(out.shape());
@@ -53,7 +53,7 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
     if (d0 == nd) {
       Array scratch = Array::empty(full, t);
       chunk_fn(inputs, scratch);
-      fold<T, Acc>(op.kind(), scratch, acc_st, acc);
+      fold<T, Acc>(op.reduce_kind(), scratch, acc_st, acc);
     } else {
       int64_t inner = 1;
       for (int d = d0 + 1; d < nd; ++d) inner *= full[d];
@@ -69,11 +69,11 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
         cshape[d0] = r1 - r0;
         Array part(scratch.buffer(), t, cshape, contiguous_strides(cshape));
         chunk_fn(views, part);
-        fold<T, Acc>(op.kind(), part, acc_st, acc + r0 * acc_st[d0]);
+        fold<T, Acc>(op.reduce_kind(), part, acc_st, acc + r0 * acc_st[d0]);
       }
     }
   }
-  if (op.kind() == ReduceKind::Mean) {
+  if (op.reduce_kind() == ReduceKind::Mean) {
     int64_t count = 1;
     for (int a : axes) count *= full[a];
     reduce_finish_mean(acc, acc_arr.size(), count);
@@ -127,7 +127,7 @@ void run_fused_reduce(const FusedReduce& op, const Apply& node, const std::vecto
                       std::vector<Array>& outputs, const RegionChunkFn& chunk) {
   const Shape full = broadcast_shapes(node, inputs);
   const DType t = op.region().value_dtype(op.region().outputs()[0]);
-  const ReduceKind kind = op.kind();
+  const ReduceKind kind = op.reduce_kind();
   // The accumulator type per input dtype, as Reduce::perform chooses it.
   detail::visit_dtype(t, [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {

@@ -28,11 +28,13 @@ class FusedReduce final : public graph::Op {
 
   const Composite& region() const { return *region_; }
   const std::shared_ptr<const Composite>& region_ptr() const { return region_; }
-  ReduceKind kind() const { return kind_; }
+  ReduceKind reduce_kind() const { return kind_; }
   const std::vector<int>& axes() const { return axes_; }
   DType out_dtype() const { return out_dtype_; }
 
-  std::string name() const override { return "FusedReduce"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::FusedReduce;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   /// "FusedReduce{sum{axes=(1,)}, exp(sub(i0,i1))}".
   std::string display() const override;

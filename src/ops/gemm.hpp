@@ -15,7 +15,9 @@ class Gemm final : public graph::Op {
   double alpha() const { return alpha_; }
   double beta() const { return beta_; }
 
-  std::string name() const override { return "Gemm"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Gemm;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

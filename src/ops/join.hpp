@@ -11,7 +11,10 @@ class Join final : public graph::Op {
  public:
   /// `axis` is non-negative: an input axis (concatenate) or the new output axis (stack).
   Join(int axis, bool stack) : axis_(axis), stack_(stack) {}
-  std::string name() const override { return "Join"; }
+  int axis() const { return axis_; }
+  bool stack() const { return stack_; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Join;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

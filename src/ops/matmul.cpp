@@ -42,7 +42,7 @@ bool broadcast_static_dim(int64_t x, int64_t y, int64_t& out) {
 std::string input_label(const Apply& node, int i) {
   const graph::Variable& v = *node.input(i);
   if (v.name.empty() && v.owner)
-    if (auto* ew = dynamic_cast<const Elemwise*>(&v.owner->op()); ew && ew->scalar() == ScalarOpId::Cast)
+    if (auto* ew = graph::op_if<Elemwise>(v.owner->op()); ew && ew->scalar() == ScalarOpId::Cast)
       return v.owner->input(0)->label();
   return v.label();
 }

@@ -16,7 +16,7 @@ class Softmax final : public graph::Op {
   bool is_log() const { return log_; }
   int axis() const { return axis_; }  // non-negative
 
-  std::string name() const override { return log_ ? "LogSoftmax" : "Softmax"; }
+  graph::OpKind kind() const override { return log_ ? graph::OpKind::LogSoftmax : graph::OpKind::Softmax; }
   graph::OpProps props() const override { return {{"axis", std::to_string(axis_)}}; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -40,7 +40,8 @@ graph::VarPtr softmax(const graph::VarPtr& x, int axis, bool log);
 /// out[i] = -log(coding[i, targets[i]]): inputs (coding matrix, integer target vector).
 class CategoricalCrossentropy final : public graph::Op {
  public:
-  std::string name() const override { return "CategoricalCrossentropy"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::CategoricalCrossentropy;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
@@ -60,7 +61,9 @@ class OneHot final : public graph::Op {
   OneHot(int64_t n, DType dtype) : n_(n), dtype_(dtype) {}
   int64_t n() const { return n_; }
 
-  std::string name() const override { return "OneHot"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::OneHot;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -84,7 +87,8 @@ graph::VarPtr one_hot(const graph::VarPtr& indices, int64_t n, DType dtype);
 /// LabelGather(x, labels)[i] = x[i, labels[i]]: inputs (matrix, integer vector).
 class LabelGather final : public graph::Op {
  public:
-  std::string name() const override { return "LabelGather"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::LabelGather;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -95,7 +99,8 @@ graph::VarPtr label_gather(const graph::VarPtr& x, const graph::VarPtr& labels);
 /// dtype: inputs (vector, matrix, integer vector). The adjoint of LabelGather.
 class LabelScatter final : public graph::Op {
  public:
-  std::string name() const override { return "LabelScatter"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::LabelScatter;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -108,7 +113,8 @@ graph::VarPtr label_scatter(const graph::VarPtr& v, const graph::VarPtr& like, c
 /// Softmax::L_op recognises it to cancel the division (see there).
 class CrossentropyGrad final : public graph::Op {
  public:
-  std::string name() const override { return "CrossentropyGrad"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::CrossentropyGrad;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;

@@ -16,7 +16,8 @@ namespace theon::ops {
 /// raise IndexError.
 class SoftmaxCrossentropy final : public graph::Op {
  public:
-  std::string name() const override { return "SoftmaxCrossentropy"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::SoftmaxCrossentropy;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
@@ -33,7 +34,8 @@ std::vector<graph::VarPtr> softmax_crossentropy(const graph::VarPtr& x, const gr
 /// the gradient of SoftmaxCrossentropy's loss with respect to x, written in one pass.
 class SoftmaxCrossentropyGrad final : public graph::Op {
  public:
-  std::string name() const override { return "SoftmaxCrossentropyGrad"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::SoftmaxCrossentropyGrad;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;

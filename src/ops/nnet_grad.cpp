@@ -203,7 +203,7 @@ std::vector<VarPtr> Softmax::L_op(const Apply& node, const std::vector<VarPtr>& 
   // built as one SoftmaxCrossentropyGrad node (nnet_fused.hpp) that `specialize` pairs with
   // the fused forward op.
   if (axis_ == 1 && x->type.ndim() == 2 && gz->owner && gz->owner->num_outputs() == 1 &&
-      dynamic_cast<const CrossentropyGrad*>(&gz->owner->op()) && gz->owner->input(1).get() == out.get()) {
+      graph::op_if<CrossentropyGrad>(gz->owner->op()) && gz->owner->input(1).get() == out.get()) {
     const VarPtr &g = gz->owner->input(0), &labels = gz->owner->input(2);
     return {softmax_crossentropy_grad(g, out, labels)};
   }

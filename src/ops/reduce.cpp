@@ -32,11 +32,28 @@ std::string_view reduce_kind_name(ReduceKind kind) {
   return "?";
 }
 
-std::string Reduce::name() const {
-  std::string n(reduce_kind_name(kind_));
-  n[0] = static_cast<char>(std::toupper(n[0]));
-  return n;
+graph::OpKind reduce_op_kind(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return graph::OpKind::Sum;
+    case ReduceKind::Prod: return graph::OpKind::Prod;
+    case ReduceKind::Max: return graph::OpKind::Max;
+    case ReduceKind::Min: return graph::OpKind::Min;
+    case ReduceKind::Any: return graph::OpKind::Any;
+    case ReduceKind::All: return graph::OpKind::All;
+    case ReduceKind::Mean: return graph::OpKind::Mean;
+    case ReduceKind::Count: return graph::OpKind::Count;
+  }
+  throw std::logic_error("reduce_op_kind: unknown ReduceKind");
 }
+
+std::optional<ReduceKind> reduce_kind_of(graph::OpKind kind) {
+  for (ReduceKind r : {ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Max, ReduceKind::Min, ReduceKind::Any,
+                       ReduceKind::All, ReduceKind::Mean, ReduceKind::Count})
+    if (reduce_op_kind(r) == kind) return r;
+  return std::nullopt;
+}
+
+graph::OpKind Reduce::kind() const { return reduce_op_kind(kind_); }
 
 graph::OpProps Reduce::props() const {
   std::string a = "(";

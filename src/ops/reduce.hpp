@@ -15,10 +15,11 @@ class Reduce final : public graph::Op {
  public:
   Reduce(ReduceKind kind, std::vector<int> axes, DType out_dtype)
       : kind_(kind), axes_(std::move(axes)), out_dtype_(out_dtype) {}
-  ReduceKind kind() const { return kind_; }
+  ReduceKind reduce_kind() const { return kind_; }
   const std::vector<int>& axes() const { return axes_; }  // sorted, non-negative
+  DType out_dtype() const { return out_dtype_; }
 
-  std::string name() const override;
+  graph::OpKind kind() const override;
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -31,6 +32,12 @@ class Reduce final : public graph::Op {
 };
 
 std::string_view reduce_kind_name(ReduceKind kind);
+/// The OpKind of a Reduce node computing `kind` (Sum -> OpKind::Sum), and back: nullopt for
+/// a kind no Reduce answers.
+graph::OpKind reduce_op_kind(ReduceKind kind);
+std::optional<ReduceKind> reduce_kind_of(graph::OpKind kind);
+/// True for the kinds the Reduce class serves.
+inline bool is_reduce(graph::OpKind kind) { return reduce_kind_of(kind).has_value(); }
 /// Builds a reduction. `axes` empty (std::nullopt) reduces every axis; negative axes count
 /// from the end. Result dtypes follow NumPy: sum/prod of bool or integers give int64, mean
 /// of integers float64, any/all bool.

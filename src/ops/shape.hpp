@@ -16,8 +16,11 @@ class Reshape final : public graph::Op {
  public:
   Reshape(int ndim, bool flatten) : ndim_(ndim), flatten_(flatten) {}
   int ndim() const { return ndim_; }
+  bool flatten() const { return flatten_; }
 
-  std::string name() const override { return "Reshape"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Reshape;
+
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   // A view when the input is contiguous, else a copy: perform always sets the output.
@@ -37,7 +40,9 @@ class Reshape final : public graph::Op {
 class BroadcastTo final : public graph::Op {
  public:
   explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
-  std::string name() const override { return "BroadcastTo"; }
+  const Shape& shape() const { return shape_; }
+  static constexpr graph::OpKind kKind = graph::OpKind::BroadcastTo;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -53,7 +58,9 @@ class BroadcastTo final : public graph::Op {
 class ShapeOf final : public graph::Op {
  public:
   explicit ShapeOf(bool size) : size_(size) {}
-  std::string name() const override { return "Shape"; }
+  bool size() const { return size_; }  // x.size (else x.shape)
+  static constexpr graph::OpKind kKind = graph::OpKind::Shape;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override { return {{"", size_ ? "size" : "shape"}}; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -68,7 +75,8 @@ class ShapeOf final : public graph::Op {
 /// sizes are inputs 1..n (int64 scalars).
 class Alloc final : public graph::Op {
  public:
-  std::string name() const override { return "Alloc"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Alloc;
+  graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;

@@ -476,8 +476,8 @@ VarPtr inc_subtensor(const VarPtr& sub, const VarPtr& y_in, bool set) {
   const std::string what =
       std::string(set ? "set_subtensor(" : "inc_subtensor(") + sub->label() + ", " + y_in->label() + ")";
   const Apply* owner = sub->owner;
-  const std::string op = owner ? owner->op().name() : "";
-  if (op != "Subtensor" && op != "AdvancedSubtensor1")
+  const std::optional<graph::OpKind> op = owner ? std::optional(owner->op().kind()) : std::nullopt;
+  if (op != graph::OpKind::Subtensor && op != graph::OpKind::AdvancedSubtensor1)
     throw TypeError(what + ": the first argument " + label_type(sub) +
                     " must be the result of indexing (x[...] or take), but it is " +
                     (owner ? "computed by " + owner->describe()
@@ -487,7 +487,7 @@ VarPtr inc_subtensor(const VarPtr& sub, const VarPtr& y_in, bool set) {
   const VarPtr x = owner->input(0);
   const VarPtr y = assignable_value(x, y_in, what);
   check_static_assignable(what, y, sub);
-  if (op == "Subtensor") {
+  if (op == graph::OpKind::Subtensor) {
     std::vector<VarPtr> inputs = {x, y};
     for (size_t i = 1; i < owner->inputs().size(); ++i) inputs.push_back(owner->input(static_cast<int>(i)));
     const auto& spec = static_cast<const Subtensor&>(owner->op()).spec();

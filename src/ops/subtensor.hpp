@@ -35,7 +35,8 @@ class Subtensor final : public graph::Op {
  public:
   explicit Subtensor(IndexSpec spec) : spec_(std::move(spec)) {}
   const IndexSpec& spec() const { return spec_; }
-  std::string name() const override { return "Subtensor"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Subtensor;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   /// "x[1:, n]".
   std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
@@ -54,7 +55,10 @@ class Subtensor final : public graph::Op {
 class IncSubtensor final : public graph::Op {
  public:
   IncSubtensor(IndexSpec spec, bool set) : spec_(std::move(spec)), set_(set) {}
-  std::string name() const override { return "IncSubtensor"; }
+  const IndexSpec& spec() const { return spec_; }
+  bool set() const { return set_; }  // set_subtensor (else inc_subtensor)
+  static constexpr graph::OpKind kKind = graph::OpKind::IncSubtensor;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -73,7 +77,8 @@ class AdvancedSubtensor1 final : public graph::Op {
   AdvancedSubtensor1(int axis, bool nested) : axis_(axis), nested_(nested) {}
   int axis() const { return axis_; }
   bool nested() const { return nested_; }
-  std::string name() const override { return "AdvancedSubtensor1"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::AdvancedSubtensor1;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   /// "take(x, i, axis=0)".
   std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
@@ -91,7 +96,10 @@ class AdvancedSubtensor1 final : public graph::Op {
 class AdvancedIncSubtensor1 final : public graph::Op {
  public:
   AdvancedIncSubtensor1(int axis, bool set) : axis_(axis), set_(set) {}
-  std::string name() const override { return "AdvancedIncSubtensor1"; }
+  int axis() const { return axis_; }
+  bool set() const { return set_; }  // set (else inc)
+  static constexpr graph::OpKind kKind = graph::OpKind::AdvancedIncSubtensor1;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;

@@ -13,7 +13,8 @@ class Transfer final : public graph::Op {
  public:
   explicit Transfer(Device target) : target_(target) {}
   Device target() const { return target_; }
-  std::string name() const override { return "Transfer"; }
+  static constexpr graph::OpKind kKind = graph::OpKind::Transfer;
+  graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override { return {{"to", target_.str()}}; }
   std::string display() const override { return "Transfer{to=" + target_.str() + "}"; }
   bool pure() const override { return false; }

@@ -70,6 +70,6 @@ class GemmKernel final : public Kernel {
 
 }  // namespace
 
-void register_blas_kernels(CpuBackend& backend) { backend.register_kernel("Dot", std::make_unique<GemmKernel>()); }
+void register_blas_kernels(CpuBackend& backend) { backend.register_kernel(graph::OpKind::Dot, std::make_unique<GemmKernel>()); }
 
 }  // namespace theon::backends::cpu

@@ -25,12 +25,12 @@ CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) {
 Support CpuBackend::supports(const graph::Apply&) const { return {true, ""}; }
 
 const Kernel& CpuBackend::kernel(const graph::Apply& node) const {
-  auto it = kernels_.find(node.op().name());
+  auto it = kernels_.find(node.op().kind());
   return it == kernels_.end() ? *reference_ : *it->second;
 }
 
-void CpuBackend::register_kernel(const std::string& op_name, std::unique_ptr<Kernel> kernel) {
-  kernels_[op_name] = std::move(kernel);
+void CpuBackend::register_kernel(graph::OpKind kind, std::unique_ptr<Kernel> kernel) {
+  kernels_[kind] = std::move(kernel);
 }
 
 }  // namespace theon::backends::cpu

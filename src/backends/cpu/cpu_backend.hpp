@@ -17,11 +17,11 @@ class CpuBackend final : public Backend {
   Support supports(const graph::Apply& node) const override;
   const Kernel& kernel(const graph::Apply& node) const override;
 
-  /// Registers `kernel` for every node whose op name() is `op_name`.
-  void register_kernel(const std::string& op_name, std::unique_ptr<Kernel> kernel);
+  /// Registers `kernel` for every node whose op is of `kind`.
+  void register_kernel(graph::OpKind kind, std::unique_ptr<Kernel> kernel);
 
  private:
-  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::map<graph::OpKind, std::unique_ptr<Kernel>> kernels_;
   std::unique_ptr<Kernel> reference_;
 };
 

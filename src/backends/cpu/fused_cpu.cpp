@@ -529,7 +529,7 @@ std::vector<std::string> build_kernels(const std::vector<KernelSource>& kernels)
 Strides expected_strides(const graph::Variable* v, const Shape& shape) {
   Strides s(shape.size(), 0);
   if (v->owner && v->owner->inputs().size() == 1) {
-    if (auto* ds = dynamic_cast<const ops::DimShuffle*>(&v->owner->op())) {
+    if (auto* ds = graph::op_if<ops::DimShuffle>(v->owner->op())) {
       const graph::Variable* src = v->owner->inputs()[0].get();
       const auto& pat = ds->pattern();
       if (pat.size() == shape.size() && src->type.ndim() == ds->input_ndim()) {
@@ -557,7 +557,7 @@ Strides expected_strides(const graph::Variable* v, const Shape& shape) {
 // For a FusedReduce, the variant its region's kernel gets for a chunk (a contiguous scratch
 // output over the inputs' broadcast; inputs are sliced only along a dim, keeping their strides).
 bool expected_variant(const graph::Apply& node, Variant& v) {
-  const bool reduce = dynamic_cast<const ops::FusedReduce*>(&node.op()) != nullptr;
+  const bool reduce = graph::op_if<ops::FusedReduce>(node.op()) != nullptr;
   std::vector<int64_t> dims;
   if (reduce) {
     std::vector<const graph::TensorType*> types;
@@ -905,9 +905,9 @@ void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
   std::vector<KernelSource> kernels;
   auto& mc = modules();
   for (auto& node : nodes) {
-    const Composite* op = dynamic_cast<const Composite*>(&node->op());
+    const Composite* op = graph::op_if<Composite>(node->op());
     std::shared_ptr<const graph::Op> keep = node->op_ptr();
-    if (auto* fr = dynamic_cast<const ops::FusedReduce*>(&node->op())) {
+    if (auto* fr = graph::op_if<ops::FusedReduce>(node->op())) {
       op = &fr->region();
       keep = fr->region_ptr();
     }
@@ -940,8 +940,8 @@ std::string fused_cache_dir() { return detail::kernel_cache_dir("cpu"); }
 FusedStats fused_stats() { return {g_compiled.load(), g_loaded.load(), g_interpreted.load()}; }
 
 void register_fused_kernels(CpuBackend& backend) {
-  backend.register_kernel("Composite", std::make_unique<FusedKernel>());
-  backend.register_kernel("FusedReduce", std::make_unique<FusedReduceKernel>());
+  backend.register_kernel(graph::OpKind::Composite, std::make_unique<FusedKernel>());
+  backend.register_kernel(graph::OpKind::FusedReduce, std::make_unique<FusedReduceKernel>());
 }
 
 }  // namespace theon::backends::cpu

@@ -43,6 +43,6 @@ class GemmBetaKernel final : public Kernel {
 
 }  // namespace
 
-void register_gemm_kernels(CpuBackend& backend) { backend.register_kernel("Gemm", std::make_unique<GemmBetaKernel>()); }
+void register_gemm_kernels(CpuBackend& backend) { backend.register_kernel(graph::OpKind::Gemm, std::make_unique<GemmBetaKernel>()); }
 
 }  // namespace theon::backends::cpu

@@ -61,7 +61,7 @@ class BatchedGemmKernel final : public Kernel {
 }  // namespace
 
 void register_matmul_kernels(CpuBackend& backend) {
-  backend.register_kernel("BatchedMatmul", std::make_unique<BatchedGemmKernel>());
+  backend.register_kernel(graph::OpKind::BatchedMatmul, std::make_unique<BatchedGemmKernel>());
 }
 
 }  // namespace theon::backends::cpu

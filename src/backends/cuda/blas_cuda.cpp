@@ -408,7 +408,7 @@ Support dtype_support(const graph::Apply& node) {
       return {false, "operand of rank " + std::to_string(v->type.ndim()) + " (CUDA kernels handle up to " +
                          std::to_string(kMaxRank) + ")"};
   }
-  const DType t = node.input(node.op().name() == "Gemm" ? 1 : 0)->type.dtype;
+  const DType t = node.input(node.op().kind() == graph::OpKind::Gemm ? 1 : 0)->type.dtype;
   return {true, is_blas_float(t) ? "cublas" : "nvrtc tiled integer matmul"};
 }
 
@@ -638,9 +638,9 @@ class GemmKernel final : public CudaKernel {
 }  // namespace
 
 void register_blas_kernels(CudaBackend& backend) {
-  backend.register_kernel("Dot", std::make_unique<DotKernel>());
-  backend.register_kernel("BatchedMatmul", std::make_unique<BatchedMatmulKernel>());
-  backend.register_kernel("Gemm", std::make_unique<GemmKernel>());
+  backend.register_kernel(graph::OpKind::Dot, std::make_unique<DotKernel>());
+  backend.register_kernel(graph::OpKind::BatchedMatmul, std::make_unique<BatchedMatmulKernel>());
+  backend.register_kernel(graph::OpKind::Gemm, std::make_unique<GemmKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -29,7 +29,7 @@ Support CudaBackend::available() const {
 }
 
 const CudaKernel* CudaBackend::find(const graph::Apply& node) const {
-  auto it = kernels_.find(node.op().name());
+  auto it = kernels_.find(node.op().kind());
   return it == kernels_.end() ? nullptr : it->second.get();
 }
 
@@ -50,8 +50,8 @@ bool CudaBackend::host_input(const graph::Apply& node, int input) const {
   return k && k->host_input(node, input);
 }
 
-void CudaBackend::register_kernel(const std::string& op_name, std::unique_ptr<CudaKernel> kernel) {
-  kernels_[op_name] = std::move(kernel);
+void CudaBackend::register_kernel(graph::OpKind kind, std::unique_ptr<CudaKernel> kernel) {
+  kernels_[kind] = std::move(kernel);
 }
 
 CudaBackend& backend() {

@@ -18,12 +18,13 @@ class CudaBackend final : public Backend {
   Support supports(const graph::Apply& node) const override;
   const Kernel& kernel(const graph::Apply& node) const override;
   bool host_input(const graph::Apply& node, int input) const override;
-  /// The kernel for a node, or nullptr when no kernel is registered for its family.
+  /// The kernel for a node, or nullptr when no kernel is registered for its kind.
   const CudaKernel* find(const graph::Apply& node) const;
-  void register_kernel(const std::string& op_name, std::unique_ptr<CudaKernel> kernel);
+  /// Registers `kernel` for every node whose op is of `kind`.
+  void register_kernel(graph::OpKind kind, std::unique_ptr<CudaKernel> kernel);
 
  private:
-  std::map<std::string, std::unique_ptr<CudaKernel>> kernels_;
+  std::map<graph::OpKind, std::unique_ptr<CudaKernel>> kernels_;
 };
 
 CudaBackend& backend();

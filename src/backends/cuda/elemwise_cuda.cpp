@@ -44,11 +44,11 @@ struct Program {
 
 Program program_of(const graph::Apply& node) {
   Program p;
-  if (auto* c = dynamic_cast<const ops::Composite*>(&node.op())) {
+  if (auto* c = graph::op_if<ops::Composite>(node.op())) {
     p.input_dtypes = c->input_dtypes();
     p.instrs = c->program();
     p.outputs = c->outputs();
-  } else if (auto* e = dynamic_cast<const ops::Elemwise*>(&node.op())) {
+  } else if (auto* e = graph::op_if<ops::Elemwise>(node.op())) {
     std::vector<int> args;
     for (int i = 0; i < static_cast<int>(node.inputs().size()); ++i) {
       p.input_dtypes.push_back(node.input(i)->type.dtype);
@@ -342,8 +342,8 @@ class ElementwiseKernel final : public CudaKernel {
 }  // namespace
 
 void register_elemwise_kernels(CudaBackend& backend) {
-  backend.register_kernel("Elemwise", std::make_unique<ElementwiseKernel>());
-  backend.register_kernel("Composite", std::make_unique<ElementwiseKernel>());
+  backend.register_kernel(graph::OpKind::Elemwise, std::make_unique<ElementwiseKernel>());
+  backend.register_kernel(graph::OpKind::Composite, std::make_unique<ElementwiseKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -672,15 +672,15 @@ class OneHotKernel final : public CudaKernel {
 }  // namespace
 
 void register_nnet_kernels(CudaBackend& b) {
-  b.register_kernel("Softmax", std::make_unique<SoftmaxKernel>());
-  b.register_kernel("LogSoftmax", std::make_unique<SoftmaxKernel>());
-  b.register_kernel("SoftmaxCrossentropy", std::make_unique<SoftmaxCrossentropyKernel>());
-  b.register_kernel("SoftmaxCrossentropyGrad", std::make_unique<SoftmaxCrossentropyGradKernel>());
-  b.register_kernel("CategoricalCrossentropy", std::make_unique<CategoricalCrossentropyKernel>());
-  b.register_kernel("CrossentropyGrad", std::make_unique<CrossentropyGradKernel>());
-  b.register_kernel("LabelGather", std::make_unique<LabelGatherKernel>());
-  b.register_kernel("LabelScatter", std::make_unique<LabelScatterKernel>());
-  b.register_kernel("OneHot", std::make_unique<OneHotKernel>());
+  b.register_kernel(graph::OpKind::Softmax, std::make_unique<SoftmaxKernel>());
+  b.register_kernel(graph::OpKind::LogSoftmax, std::make_unique<SoftmaxKernel>());
+  b.register_kernel(graph::OpKind::SoftmaxCrossentropy, std::make_unique<SoftmaxCrossentropyKernel>());
+  b.register_kernel(graph::OpKind::SoftmaxCrossentropyGrad, std::make_unique<SoftmaxCrossentropyGradKernel>());
+  b.register_kernel(graph::OpKind::CategoricalCrossentropy, std::make_unique<CategoricalCrossentropyKernel>());
+  b.register_kernel(graph::OpKind::CrossentropyGrad, std::make_unique<CrossentropyGradKernel>());
+  b.register_kernel(graph::OpKind::LabelGather, std::make_unique<LabelGatherKernel>());
+  b.register_kernel(graph::OpKind::LabelScatter, std::make_unique<LabelScatterKernel>());
+  b.register_kernel(graph::OpKind::OneHot, std::make_unique<OneHotKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -81,7 +81,7 @@ class ReduceKernel final : public CudaKernel {
 
   std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
-    if (op.kind() == ops::ReduceKind::Count) return {count_source(node.output_raw(0)->type.dtype)};
+    if (op.reduce_kind() == ops::ReduceKind::Count) return {count_source(node.output_raw(0)->type.dtype)};
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
@@ -93,7 +93,7 @@ class ReduceKernel final : public CudaKernel {
     const int device = device_of(inputs, outputs);
     int64_t count = 1;
     for (int a : op.axes()) count *= in.shape()[a];
-    if (op.kind() == ops::ReduceKind::Count) {
+    if (op.reduce_kind() == ops::ReduceKind::Count) {
       const KernelSource src = count_source(out.dtype());
       cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "reduce_count");
       void* p = out.data();
@@ -110,7 +110,7 @@ class ReduceKernel final : public CudaKernel {
  private:
   static ReduceGeometry geometry(const graph::Apply& node, const Array& in) {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
-    return plan_reduce(rkind(op.kind()), in.dtype(), node.output_raw(0)->type.dtype, in.shape(), in.strides(),
+    return plan_reduce(rkind(op.reduce_kind()), in.dtype(), node.output_raw(0)->type.dtype, in.shape(), in.strides(),
                        axes_mask(in.ndim(), op.axes()));
   }
 };
@@ -263,18 +263,18 @@ class FusedReduceKernel final : public CudaKernel {
     std::vector<bool> mask(full.size(), false);
     for (int a : op.axes()) mask[static_cast<size_t>(a)] = true;
     const DType value = op.region().value_dtype(op.region().outputs()[0]);
-    return plan_reduce_operands(rkind(op.kind()), value, op.out_dtype(), full, st, mask);
+    return plan_reduce_operands(rkind(op.reduce_kind()), value, op.out_dtype(), full, st, mask);
   }
 };
 
 }  // namespace
 
 void register_reduce_kernels(CudaBackend& b) {
-  b.register_kernel("FusedReduce", std::make_unique<FusedReduceKernel>());
-  for (const char* name : {"Sum", "Prod", "Max", "Min", "Any", "All", "Mean", "Count"})
-    b.register_kernel(name, std::make_unique<ReduceKernel>());
-  b.register_kernel("SumTo", std::make_unique<SumToKernel>());
-  b.register_kernel("ArgMax", std::make_unique<ArgMaxKernel>());
+  b.register_kernel(graph::OpKind::FusedReduce, std::make_unique<FusedReduceKernel>());
+  for (const graph::OpKindInfo& info : graph::op_kinds)
+    if (ops::is_reduce(info.kind)) b.register_kernel(info.kind, std::make_unique<ReduceKernel>());
+  b.register_kernel(graph::OpKind::SumTo, std::make_unique<SumToKernel>());
+  b.register_kernel(graph::OpKind::ArgMax, std::make_unique<ArgMaxKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -16,6 +16,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
 #include "graph/user_names.hpp"
+#include "ops/join.hpp"
 #include "ops/shape.hpp"
 #include "ops/subtensor.hpp"
 
@@ -50,18 +51,6 @@ bool arithmetic_dtype(DType d) {
     case DType::UInt8: case DType::Float32: case DType::Float64: return true;
     default: return false;
   }
-}
-
-std::string prop(const graph::Op& op, const std::string& key, const std::string& fallback = "") {
-  for (auto& [k, v] : op.props())
-    if (k == key) return v;
-  return fallback;
-}
-// The value of an unnamed prop equal to one of `words` ("set"/"inc").
-bool has_word(const graph::Op& op, const std::string& word) {
-  for (auto& [k, v] : op.props())
-    if (k.empty() && v == word) return true;
-  return false;
 }
 
 // Inputs from `first` on (index bounds, sizes) as host arrays: their values decide shapes.
@@ -124,7 +113,7 @@ class ViewKernel final : public CudaKernel {
  public:
   bool host_input(const graph::Apply& node, int input) const override {
     (void)node;
-    return node.op().name() == "Subtensor" && input >= 1;  // slice bounds decide the view
+    return node.op().kind() == graph::OpKind::Subtensor && input >= 1;  // slice bounds decide the view
   }
   std::string name() const override { return "cuda_view"; }
   void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
@@ -221,7 +210,7 @@ class ShapeKernel final : public CudaKernel {
       node.op().perform(node, inputs, outputs);
       return;
     }
-    const bool size = prop(node.op(), "") == "size";
+    const bool size = graph::op_as<ops::ShapeOf>(node.op()).size();
     std::vector<int64_t> values = size ? std::vector<int64_t>{inputs[0].size()} : inputs[0].shape();
     const int dev = device_of(inputs, outputs);
     cudaKernel_t k = cached_kernel("theon_write_i64", dev, write_i64_source, "theon_write_i64");
@@ -297,8 +286,9 @@ class JoinKernel final : public CudaKernel {
  private:
   static std::vector<std::pair<Array, Array>> slices(const Apply& node, const std::vector<Array>& inputs,
                                                      const Array& out) {
-    const int axis = std::stoi(prop(node.op(), "axis", "0"));
-    const bool stack = prop(node.op(), "stack") == "True";
+    const auto& op = graph::op_as<ops::Join>(node.op());
+    const int axis = op.axis();
+    const bool stack = op.stack();
     std::vector<std::pair<Array, Array>> r;
     int64_t at = 0;  // position along the axis
     for (const Array& in : inputs) {
@@ -484,7 +474,7 @@ class TakeKernel final : public CudaKernel {
   std::string name() const override { return "cuda_take"; }
   void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    const int axis = std::stoi(prop(node.op(), "axis", "0"));
+    const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const int dev = device_of(inputs, outputs);
     const Array x0 = on_device(inputs[0], dev);  // a host x (a constant table) is uploaded
     const Array idx = prepare_indices(node, inputs[1], 1, axis, x0.shape(), dev);
@@ -504,7 +494,7 @@ class TakeKernel final : public CudaKernel {
     launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream_of(dev), node);
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
-    const int axis = std::stoi(prop(node.op(), "axis", "0"));
+    const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const Array& x = inputs[0];
     std::vector<KernelSource> all = index_sources(inputs[1]);
     const Shape out_shape = take_shape(x.shape(), inputs[1].shape(), axis);
@@ -664,8 +654,9 @@ class AdvancedIncKernel final : public CudaKernel {
   }
   void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    const int axis = std::stoi(prop(node.op(), "axis", "0"));
-    const bool set = has_word(node.op(), "set");
+    const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
+    const int axis = op.axis();
+    const bool set = op.set();
     const int dev = device_of(inputs, outputs);
     const std::string what = node.describe();
     const Array& x = inputs[0];
@@ -705,8 +696,9 @@ class AdvancedIncKernel final : public CudaKernel {
     launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream, what);
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
-    const int axis = std::stoi(prop(node.op(), "axis", "0"));
-    const bool set = has_word(node.op(), "set");
+    const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
+    const int axis = op.axis();
+    const bool set = op.set();
     const Array& x = inputs[0];
     std::vector<KernelSource> all = index_sources(inputs[2]);
     const Array out = placeholder(x.shape(), x.dtype());
@@ -725,41 +717,6 @@ class AdvancedIncKernel final : public CudaKernel {
 };
 
 // ---- IncSubtensor (basic set/inc) --------------------------------------------------------
-
-// The op's IndexSpec, parsed back from its props (the text Subtensor::props prints:
-// entries ", "-separated, slices "a:b[:c]", parts empty, a constant or "$k" for bound k).
-ops::IndexSpec parse_spec(const std::string& text) {
-  using Kind = ops::IndexEntry::Kind;
-  auto part = [](const std::string& p) {
-    ops::IndexEntry::Part r;
-    if (p.empty()) return r;
-    if (p[0] == '$') r = {Kind::Input, std::stoll(p.substr(1))};
-    else r = {Kind::Const, std::stoll(p)};
-    return r;
-  };
-  ops::IndexSpec spec;
-  if (text.empty()) return spec;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t end = text.find(", ", at);
-    if (end == std::string::npos) end = text.size();
-    const std::string e = text.substr(at, end - at);
-    ops::IndexEntry entry;
-    const size_t c1 = e.find(':');
-    if (c1 == std::string::npos) {
-      entry.start = part(e);
-    } else {
-      entry.is_slice = true;
-      const size_t c2 = e.find(':', c1 + 1);
-      entry.start = part(e.substr(0, c1));
-      entry.stop = part(e.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
-      if (c2 != std::string::npos) entry.step = part(e.substr(c2 + 1));
-    }
-    spec.push_back(entry);
-    at = end + 2;
-  }
-  return spec;
-}
 
 // The region of `out` that `spec` selects, built by Subtensor's own perform (so slicing
 // follows the CPU exactly); `bounds` are host arrays.
@@ -781,15 +738,16 @@ class IncSubtensorKernel final : public CudaKernel {
   std::string name() const override { return "cuda_inc_subtensor"; }
   Support supports(const Apply& node) const override {
     const DType dt = node.input(0)->type.dtype;
-    if (!has_word(node.op(), "set") && !arithmetic_dtype(dt))
+    if (!graph::op_as<ops::IncSubtensor>(node.op()).set() && !arithmetic_dtype(dt))
       return {false, std::string("inc_subtensor on the GPU takes bool, integer, float32 and float64 tensors, not ") +
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
   void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    const ops::IndexSpec spec = parse_spec(prop(node.op(), ""));
-    const bool set = has_word(node.op(), "set");
+    const auto& op = graph::op_as<ops::IncSubtensor>(node.op());
+    const ops::IndexSpec spec = op.spec();
+    const bool set = op.set();
     const int dev = device_of(inputs, outputs);
     const std::string what = node.describe();
     const std::vector<Array> hin = host_values(inputs, 2);
@@ -804,7 +762,7 @@ class IncSubtensorKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
     // Bound values are data: symbolic slice bounds are taken as absent, symbolic integer
     // indices as 0 (the layout class, not the sizes, decides the kernel).
-    ops::IndexSpec spec = parse_spec(prop(node.op(), ""));
+    ops::IndexSpec spec = graph::op_as<ops::IncSubtensor>(node.op()).spec();
     for (auto& e : spec) {
       auto fix = [&](ops::IndexEntry::Part& p) {
         if (p.kind != ops::IndexEntry::Kind::Input) return;
@@ -812,7 +770,7 @@ class IncSubtensorKernel final : public CudaKernel {
       };
       fix(e.start), fix(e.stop), fix(e.step);
     }
-    const bool set = has_word(node.op(), "set");
+    const bool set = graph::op_as<ops::IncSubtensor>(node.op()).set();
     const Array& x = inputs[0];
     const Array out = placeholder(x.shape(), x.dtype());
     std::vector<KernelSource> all = copy_sources(x, out);
@@ -832,16 +790,16 @@ class IncSubtensorKernel final : public CudaKernel {
 }  // namespace
 
 void register_shape_kernels(CudaBackend& b) {
-  b.register_kernel("DimShuffle", std::make_unique<ViewKernel>());
-  b.register_kernel("BroadcastTo", std::make_unique<ViewKernel>());
-  b.register_kernel("Subtensor", std::make_unique<ViewKernel>());
-  b.register_kernel("Reshape", std::make_unique<ReshapeKernel>());
-  b.register_kernel("Shape", std::make_unique<ShapeKernel>());
-  b.register_kernel("Alloc", std::make_unique<AllocKernel>());
-  b.register_kernel("Join", std::make_unique<JoinKernel>());
-  b.register_kernel("AdvancedSubtensor1", std::make_unique<TakeKernel>());
-  b.register_kernel("AdvancedIncSubtensor1", std::make_unique<AdvancedIncKernel>());
-  b.register_kernel("IncSubtensor", std::make_unique<IncSubtensorKernel>());
+  b.register_kernel(graph::OpKind::DimShuffle, std::make_unique<ViewKernel>());
+  b.register_kernel(graph::OpKind::BroadcastTo, std::make_unique<ViewKernel>());
+  b.register_kernel(graph::OpKind::Subtensor, std::make_unique<ViewKernel>());
+  b.register_kernel(graph::OpKind::Reshape, std::make_unique<ReshapeKernel>());
+  b.register_kernel(graph::OpKind::Shape, std::make_unique<ShapeKernel>());
+  b.register_kernel(graph::OpKind::Alloc, std::make_unique<AllocKernel>());
+  b.register_kernel(graph::OpKind::Join, std::make_unique<JoinKernel>());
+  b.register_kernel(graph::OpKind::AdvancedSubtensor1, std::make_unique<TakeKernel>());
+  b.register_kernel(graph::OpKind::AdvancedIncSubtensor1, std::make_unique<AdvancedIncKernel>());
+  b.register_kernel(graph::OpKind::IncSubtensor, std::make_unique<IncSubtensorKernel>());
 }
 
 }  // namespace theon::backends::cuda

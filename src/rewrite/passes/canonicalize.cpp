@@ -36,7 +36,7 @@ constexpr int kMaxSweeps = 16;
 
 /// The Elemwise op computing `v` when it is `id`, else null.
 const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
-  if (!v->owner || v->owner->op().name() != "Elemwise") return nullptr;
+  if (!v->owner || v->owner->op().kind() != graph::OpKind::Elemwise) return nullptr;
   return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
 }
 
@@ -44,8 +44,8 @@ const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
 const Array* constant_through(const VarPtr& v) {
   auto passthrough = [](const Apply* a) {
     if (a->inputs().size() != 1) return false;
-    if (a->op().name() == "DimShuffle") return true;
-    return a->op().name() == "Elemwise" && static_cast<const ops::Elemwise&>(a->op()).scalar() == ScalarOpId::Cast;
+    if (a->op().kind() == graph::OpKind::DimShuffle) return true;
+    return a->op().kind() == graph::OpKind::Elemwise && static_cast<const ops::Elemwise&>(a->op()).scalar() == ScalarOpId::Cast;
   };
   const graph::Variable* p = v.get();
   while (p->owner && passthrough(p->owner)) p = p->owner->input(0).get();
@@ -94,7 +94,7 @@ VarPtr rewrite_elemwise(Apply& node) {
       return nullptr;
     case ScalarOpId::Log: {
       if (const Apply* inner = elemwise_owner(in[0], ScalarOpId::Exp)) return same_type(inner->input(0), out);
-      if (in[0]->owner && in[0]->owner->op().name() == "Softmax") {
+      if (in[0]->owner && in[0]->owner->op().kind() == graph::OpKind::Softmax) {
         const auto& sm = static_cast<const ops::Softmax&>(in[0]->owner->op());
         return same_type(ops::softmax(in[0]->owner->input(0), sm.axis(), /*log=*/true), out);
       }
@@ -122,7 +122,7 @@ VarPtr rewrite_dimshuffle(Apply& node) {
   VarPtr x = node.input(0);
   std::vector<int> pattern = outer.pattern();
   const graph::Variable* in = x.get();
-  const bool nested = in->owner && in->owner->op().name() == "DimShuffle";
+  const bool nested = in->owner && in->owner->op().kind() == graph::OpKind::DimShuffle;
   if (nested) {
     const auto& inner = static_cast<const ops::DimShuffle&>(in->owner->op());
     for (int& p : pattern) p = p < 0 ? -1 : inner.pattern()[p];
@@ -140,7 +140,7 @@ VarPtr rewrite_reshape(Apply& node) {
   // reshape to a shape vector: a flatten keeps its input's leading dims, which s1 decides.
   if (node.inputs().size() != 2) return nullptr;
   const graph::Variable* in = node.input(0).get();
-  if (!in->owner || in->owner->op().name() != "Reshape") return nullptr;
+  if (!in->owner || in->owner->op().kind() != graph::OpKind::Reshape) return nullptr;
   graph::ApplyPtr merged =
       Apply::make(node.op_ptr(), {in->owner->input(0), node.input(1)}, {node.output_raw(0)->type});
   return merged->output(0);
@@ -151,7 +151,7 @@ VarPtr rewrite_sum(Apply& node) {
   const auto& op = static_cast<const ops::Reduce&>(node.op());
   const graph::Variable& out = *node.output_raw(0);
   const graph::Variable* in = node.input(0).get();
-  if (op.kind() != ops::ReduceKind::Sum || !in->owner || in->owner->op().name() != "BroadcastTo") return nullptr;
+  if (op.kind() != graph::OpKind::Sum || !in->owner || in->owner->op().kind() != graph::OpKind::BroadcastTo) return nullptr;
   if (static_cast<int>(op.axes().size()) != in->type.ndim()) return nullptr;
   VarPtr s = in->owner->input(0);
   if (s->type.ndim() != 0 || !is_float(s->type.dtype) || s->type.dtype != out.type.dtype) return nullptr;
@@ -162,12 +162,14 @@ VarPtr rewrite_sum(Apply& node) {
 
 VarPtr rewrite_node(Apply& node) {
   if (!node.op().pure() || node.num_outputs() != 1) return nullptr;
-  const std::string name = node.op().name();
   try {
-    if (name == "Elemwise") return rewrite_elemwise(node);
-    if (name == "DimShuffle") return rewrite_dimshuffle(node);
-    if (name == "Reshape") return rewrite_reshape(node);
-    if (name == "Sum") return rewrite_sum(node);
+    switch (node.op().kind()) {
+      case graph::OpKind::Elemwise: return rewrite_elemwise(node);
+      case graph::OpKind::DimShuffle: return rewrite_dimshuffle(node);
+      case graph::OpKind::Reshape: return rewrite_reshape(node);
+      case graph::OpKind::Sum: return rewrite_sum(node);
+      default: return nullptr;
+    }
   } catch (const Error&) {
     // a builder refused the replacement: the rule does not apply
   }

@@ -30,7 +30,7 @@ namespace {
 using graph::Apply;
 using graph::FunctionGraph;
 
-const ops::Elemwise* as_elemwise(const Apply* n) { return dynamic_cast<const ops::Elemwise*>(&n->op()); }
+const ops::Elemwise* as_elemwise(const Apply* n) { return graph::op_if<ops::Elemwise>(n->op()); }
 
 bool is_graph_output(const FunctionGraph& fg, const graph::Variable* v) {
   for (auto& o : fg.outputs())
@@ -160,8 +160,8 @@ bool fusion_pass(FunctionGraph& fg) {
 
   if (!cpu_only(fg)) return changed;
   for (const graph::ApplyPtr& node : std::vector<graph::ApplyPtr>(fg.nodes())) {
-    const auto* red = dynamic_cast<const ops::Reduce*>(&node->op());
-    if (!red || red->kind() == ops::ReduceKind::Count || node->inputs().size() != 1) continue;
+    const auto* red = ops::is_reduce(node->op().kind()) ? static_cast<const ops::Reduce*>(&node->op()) : nullptr;
+    if (!red || red->reduce_kind() == ops::ReduceKind::Count || node->inputs().size() != 1) continue;
     const graph::Variable* x = node->inputs()[0].get();
     Apply* p = x->owner;
     if (!p || p->num_outputs() != 1 || is_graph_output(fg, x) || fg.clients(x).size() != 1) continue;
@@ -194,7 +194,7 @@ bool fusion_pass(FunctionGraph& fg) {
       continue;
     }
     const graph::TensorType type = node->output_raw(0)->type;
-    auto op = std::make_shared<ops::FusedReduce>(region, red->kind(), red->axes(), type.dtype);
+    auto op = std::make_shared<ops::FusedReduce>(region, red->reduce_kind(), red->axes(), type.dtype);
     graph::ApplyPtr fused = Apply::make(op, std::move(inputs), {type});
     fg.replace_all({{node->output(0), fused->output(0)}}, "fusion");
     changed = true;

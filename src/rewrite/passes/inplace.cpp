@@ -80,8 +80,8 @@ bool inplace_pass(FunctionGraph& fg) {
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> pairs;
   std::unordered_map<const Variable*, graph::VarPtr> replaced;  // old output -> new (chains)
   for (auto& n : nodes) {
-    const auto* ew = dynamic_cast<const ops::Elemwise*>(&n->op());
-    const auto* comp = dynamic_cast<const ops::Composite*>(&n->op());
+    const auto* ew = graph::op_if<ops::Elemwise>(n->op());
+    const auto* comp = graph::op_if<ops::Composite>(n->op());
     if ((!ew && !comp) || !n->op().destroy_map().empty()) continue;
     const graph::TensorType& out = n->output_raw(0)->type;
     int chosen = -1;

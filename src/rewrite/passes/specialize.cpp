@@ -33,14 +33,14 @@ using graph::VarPtr;
 using ops::ScalarOpId;
 
 const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
-  if (!v->owner || v->owner->op().name() != "Elemwise") return nullptr;
+  if (!v->owner || v->owner->op().kind() != graph::OpKind::Elemwise) return nullptr;
   return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
 }
 
 /// The value of a size-1 constant (looking through DimShuffle), as a double.
 std::optional<double> scalar_constant(const VarPtr& v) {
   const graph::Variable* p = v.get();
-  while (p->owner && p->owner->op().name() == "DimShuffle") p = p->owner->input(0).get();
+  while (p->owner && p->owner->op().kind() == graph::OpKind::DimShuffle) p = p->owner->input(0).get();
   if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return std::nullopt;
   const Array& c = p->constant;
   return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]); });
@@ -60,7 +60,7 @@ struct Product {
 /// `v` as alpha * dot(a, b) of two matrices, every intermediate used only here.
 std::optional<Product> match_product(const graph::FunctionGraph& fg, const VarPtr& v) {
   auto dot_of = [&](const VarPtr& d) -> std::optional<Product> {
-    if (!d->owner || d->owner->op().name() != "Dot" || !single_use(fg, d)) return std::nullopt;
+    if (!d->owner || d->owner->op().kind() != graph::OpKind::Dot || !single_use(fg, d)) return std::nullopt;
     const VarPtr &a = d->owner->input(0), &b = d->owner->input(1);
     if (a->type.ndim() != 2 || b->type.ndim() != 2) return std::nullopt;
     return Product{1, a, b};
@@ -116,7 +116,7 @@ VarPtr rewrite_add(const graph::FunctionGraph& fg, Apply& node) {
 /// types do not match exactly.
 std::vector<std::pair<VarPtr, VarPtr>> rewrite_softmax_crossentropy(Apply& xent) {
   const VarPtr &p = xent.input(0), &labels = xent.input(1);
-  if (!p->owner || p->owner->op().name() != "Softmax" || p->owner->num_outputs() != 1) return {};
+  if (!p->owner || p->owner->op().kind() != graph::OpKind::Softmax || p->owner->num_outputs() != 1) return {};
   const auto& sm_op = static_cast<const ops::Softmax&>(p->owner->op());
   const VarPtr& x = p->owner->input(0);
   if (sm_op.axis() != 1 || x->type.ndim() != 2 || !is_float(x->type.dtype)) return {};
@@ -140,12 +140,12 @@ bool specialize_pass(graph::FunctionGraph& fgraph) {
   refresh();
   for (const graph::ApplyPtr& node : nodes) {
     if (!live.count(node.get())) continue;
-    const std::string name = node->op().name();
+    const graph::OpKind kind = node->op().kind();
     std::vector<std::pair<VarPtr, VarPtr>> pairs;
     try {
-      if (name == "Elemwise") {
+      if (kind == graph::OpKind::Elemwise) {
         if (VarPtr r = rewrite_add(fgraph, *node)) pairs.emplace_back(node->output(0), r);
-      } else if (name == "CategoricalCrossentropy") {
+      } else if (kind == graph::OpKind::CategoricalCrossentropy) {
         pairs = rewrite_softmax_crossentropy(*node);
       }
     } catch (const Error&) {

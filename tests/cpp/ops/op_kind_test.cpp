@@ -1,0 +1,152 @@
+// OpKind: every kind of the registry (ops/ops.def) is answered by its Op class, names
+// round-trip, and make_op rebuilds each kind whose props describe it (the others state why).
+#include "autodiff/grad_ops.hpp"
+#include "ops/argmax.hpp"
+#include "ops/blas.hpp"
+#include "ops/composite.hpp"
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/fused_reduce.hpp"
+#include "ops/gemm.hpp"
+#include "ops/join.hpp"
+#include "ops/make_op.hpp"
+#include "ops/matmul.hpp"
+#include "ops/nnet.hpp"
+#include "ops/nnet_fused.hpp"
+#include "ops/reduce.hpp"
+#include "ops/registry.hpp"
+#include "ops/shape.hpp"
+#include "ops/subtensor.hpp"
+#include "ops/sum_to.hpp"
+#include "ops/transfer.hpp"
+
+#include <theon/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace theon {
+namespace {
+
+using graph::OpKind;
+using OpPtr = std::shared_ptr<const graph::Op>;
+
+// One op per Op class configuration, so that together they answer every kind.
+std::vector<OpPtr> sample_ops() {
+  using namespace ops;
+  auto region = std::make_shared<const Composite>(
+      std::vector<DType>{DType::Float32, DType::Float32},
+      std::vector<CompositeInstr>{{ScalarOpId::Add, DType::Float32, {0, 1}}}, std::vector<int>{2});
+  std::vector<OpPtr> all = {
+      std::make_shared<Elemwise>(ScalarOpId::Add, DType::Float32),
+      std::make_shared<Dot>(),
+      std::make_shared<DimShuffle>(2, std::vector<int>{1, 0}),
+      std::make_shared<Reshape>(2, true),
+      std::make_shared<BroadcastTo>(Shape{2, 3}),
+      std::make_shared<Join>(1, true),
+      std::make_shared<ShapeOf>(true),
+      std::make_shared<Subtensor>(IndexSpec{}),
+      std::make_shared<AdvancedSubtensor1>(1, true),
+      std::make_shared<IncSubtensor>(IndexSpec{}, true),
+      std::make_shared<AdvancedIncSubtensor1>(0, false),
+      std::make_shared<Alloc>(),
+      std::make_shared<ArgMax>(false, 1),
+      std::make_shared<ArgMax>(true, std::nullopt),
+      std::make_shared<BatchedMatmul>(),
+      std::make_shared<Softmax>(false, 1),
+      std::make_shared<Softmax>(true, 0),
+      std::make_shared<CategoricalCrossentropy>(),
+      std::make_shared<OneHot>(7, DType::Int32),
+      std::make_shared<SumTo>(),
+      std::make_shared<Gemm>(0.5, 1.0),
+      region,
+      std::make_shared<FusedReduce>(region, ReduceKind::Sum, std::vector<int>{0}, DType::Float32),
+      std::make_shared<Transfer>(Device::cpu()),
+      std::make_shared<SoftmaxCrossentropy>(),
+      std::make_shared<SoftmaxCrossentropyGrad>(),
+      std::make_shared<CrossentropyGrad>(),
+      std::make_shared<LabelGather>(),
+      std::make_shared<LabelScatter>(),
+      std::make_shared<autodiff::GradientBlock>(true),
+      std::make_shared<autodiff::GradientBlock>(false),
+  };
+  for (ReduceKind r : {ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Max, ReduceKind::Min, ReduceKind::Any,
+                       ReduceKind::All, ReduceKind::Mean, ReduceKind::Count})
+    all.push_back(std::make_shared<Reduce>(r, std::vector<int>{0, 1}, DType::Float64));
+  return all;
+}
+
+TEST(OpKind, EveryKindIsAnsweredByItsClass) {
+  std::set<OpKind> answered;
+  for (const OpPtr& op : sample_ops()) {
+    answered.insert(op->kind());
+    EXPECT_EQ(op->name(), graph::kind_name(op->kind()));
+  }
+  for (const graph::OpKindInfo& info : graph::op_kinds)
+    EXPECT_TRUE(answered.count(info.kind)) << info.name << " (" << info.op_class << ") has no sample op";
+}
+
+TEST(OpKind, NamesRoundTrip) {
+  for (const graph::OpKindInfo& info : graph::op_kinds) {
+    EXPECT_EQ(graph::kind_name(info.kind), info.name);
+    EXPECT_EQ(graph::kind_from_name(info.name), info.kind);
+  }
+  EXPECT_EQ(graph::kind_from_name("NoSuchOp"), std::nullopt);
+}
+
+TEST(OpKind, ReduceKindsMapBothWays) {
+  for (const graph::OpKindInfo& info : graph::op_kinds) {
+    const std::optional<ops::ReduceKind> r = ops::reduce_kind_of(info.kind);
+    EXPECT_EQ(r.has_value(), info.op_class == "ops::Reduce") << info.name;
+    if (r) {
+      EXPECT_EQ(ops::reduce_op_kind(*r), info.kind);
+    }
+  }
+}
+
+TEST(OpKind, UserFamiliesAreUserKinds) {
+  // Each builder row's family is a user-facing kind, or Reduce (whose kinds are per reduction).
+  for (const ops::OpEntry& e : ops::registered_ops()) {
+    if (e.family == "Reduce") continue;
+    const std::optional<OpKind> k = graph::kind_from_name(e.family);
+    ASSERT_TRUE(k.has_value()) << e.name << ": family " << e.family << " is no kind";
+    EXPECT_EQ(graph::op_kind_info(*k).visibility, graph::OpVisibility::User) << e.name;
+  }
+}
+
+TEST(OpKind, OpAsChecksTheKind) {
+  const ops::Join join(0, false);
+  EXPECT_EQ(graph::op_as<ops::Join>(join).axis(), 0);
+  EXPECT_EQ(graph::op_if<ops::Dot>(join), nullptr);
+  EXPECT_THROW(graph::op_as<ops::Dot>(join), InternalError);
+}
+
+TEST(MakeOp, RebuildsEveryKindItCoversFromProps) {
+  std::set<OpKind> rebuilt;
+  for (const OpPtr& op : sample_ops()) {
+    const OpKind kind = op->kind();
+    if (!ops::not_rebuildable_reason(kind).empty()) {
+      EXPECT_THROW(ops::make_op(kind, op->props()), NotImplementedError) << op->display();
+      continue;
+    }
+    const OpPtr again = ops::make_op(kind, op->props());
+    EXPECT_EQ(again->kind(), kind);
+    EXPECT_EQ(again->props(), op->props()) << op->display();
+    EXPECT_TRUE(again->equals(*op)) << op->display();
+    EXPECT_EQ(again->hash(), op->hash()) << op->display();
+    rebuilt.insert(kind);
+  }
+  for (const graph::OpKindInfo& info : graph::op_kinds)
+    EXPECT_TRUE(rebuilt.count(info.kind) || !ops::not_rebuildable_reason(info.kind).empty()) << info.name;
+}
+
+TEST(MakeOp, RejectsPropsTheKindDoesNotTake) {
+  EXPECT_THROW(ops::make_op(OpKind::Join, {{"axis", "x"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::Dot, {{"axis", "1"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::Gemm, {{"alpha", "1"}}), ValueError);
+}
+
+}  // namespace
+}  // namespace theon
