@@ -13,6 +13,7 @@
 
 #include <theon/error.hpp>
 
+#include <charconv>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -65,6 +66,33 @@ class PropReader {
     if (v.empty() || *end) fail("prop '" + key + "' is not a number: '" + v + "'");
     return x;
   }
+  /// A shape as shape_str prints it: "(2, 3)", "(4,)", "()".
+  Shape shape(const std::string& key) {
+    const std::string v = text(key);
+    if (v.size() < 2 || v.front() != '(' || v.back() != ')') fail("prop '" + key + "' is not a shape: '" + v + "'");
+    Shape s;
+    std::string_view rest = std::string_view(v).substr(1, v.size() - 2);
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      int64_t n = 0;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+      if (ec != std::errc() || end != item.data() + item.size()) fail("prop '" + key + "' is not a shape: '" + v + "'");
+      s.push_back(n);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+      if (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    }
+    return s;
+  }
+  IndexSpec index_spec() {
+    const std::string v = text("");
+    try {
+      return index_spec_from_text(v);
+    } catch (const ValueError& e) {
+      fail(e.what());
+    }
+  }
   bool flag(const std::string& key) { return text(key, "False") == "True"; }
   /// One of two words (an unnamed prop such as "set"/"inc"): true for `yes`.
   bool word(const std::string& yes, const std::string& no) {
@@ -97,9 +125,6 @@ std::string not_rebuildable_reason(OpKind kind) {
     case OpKind::All: case OpKind::Mean: case OpKind::Count:
       return "a Reduce's result dtype is not among its props";
     case OpKind::DimShuffle: return "a DimShuffle's input rank is not among its props (dropped dims)";
-    case OpKind::BroadcastTo: return "the target shape's printed form has no reader yet";
-    case OpKind::Subtensor: case OpKind::IncSubtensor:
-      return "the index spec's printed form has no reader (kernels use Subtensor::spec())";
     case OpKind::Composite: case OpKind::FusedReduce:
       return "a fused region holds a scalar program that its props print but do not rebuild";
     case OpKind::Transfer: return "a Transfer holds a device, not a prop";
@@ -135,6 +160,12 @@ std::shared_ptr<const graph::Op> make_op(OpKind kind, const OpProps& props) {
     case OpKind::Reshape: {
       const int ndim = static_cast<int>(p.integer("ndim"));
       return p.done(std::make_shared<const Reshape>(ndim, p.flag("flatten")));
+    }
+    case OpKind::BroadcastTo: return p.done(std::make_shared<const BroadcastTo>(p.shape("shape")));
+    case OpKind::Subtensor: return p.done(std::make_shared<const Subtensor>(p.index_spec()));
+    case OpKind::IncSubtensor: {
+      IndexSpec spec = p.index_spec();
+      return p.done(std::make_shared<const IncSubtensor>(std::move(spec), p.word("set", "inc")));
     }
     case OpKind::Shape: return p.done(std::make_shared<const ShapeOf>(p.word("size", "shape")));
     case OpKind::AdvancedSubtensor1: {

@@ -9,6 +9,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 namespace theon::ops {
@@ -47,6 +48,47 @@ std::string spec_str(const IndexSpec& spec, const std::vector<std::string>* boun
   }
   return s;
 }
+
+}  // namespace
+
+IndexSpec index_spec_from_text(std::string_view text) {
+  auto fail = [&]() -> IndexSpec { throw ValueError("not an index spec: '" + std::string(text) + "'"); };
+  auto integer = [](std::string_view t, int64_t& out) {
+    if (t.empty()) return false;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return ec == std::errc() && end == t.data() + t.size();
+  };
+  auto part = [&](std::string_view t, IndexEntry::Part& p) {
+    p = {};
+    if (t.empty()) return true;
+    if (t[0] == '$') return p.kind = Kind::Input, integer(t.substr(1), p.value);
+    return p.kind = Kind::Const, integer(t, p.value);
+  };
+  IndexSpec spec;
+  if (text.empty()) return spec;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find(", ", at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view e = text.substr(at, end - at);
+    IndexEntry entry;
+    const size_t c1 = e.find(':');
+    if (c1 == std::string_view::npos) {
+      if (!part(e, entry.start) || entry.start.kind == Kind::None) return fail();
+    } else {
+      entry.is_slice = true;
+      const size_t c2 = e.find(':', c1 + 1);
+      const std::string_view stop = c2 == std::string_view::npos ? e.substr(c1 + 1) : e.substr(c1 + 1, c2 - c1 - 1);
+      if (!part(e.substr(0, c1), entry.start) || !part(stop, entry.stop)) return fail();
+      if (c2 != std::string_view::npos && (!part(e.substr(c2 + 1), entry.step) || entry.step.kind == Kind::None))
+        return fail();
+    }
+    spec.push_back(entry);
+    at = end + 2;
+  }
+  return spec;
+}
+
+namespace {
 
 // The value of a bound: nullopt when absent; `bounds` are the node's bound inputs.
 std::optional<int64_t> part_value(const IndexEntry::Part& p, const Array* bounds) {

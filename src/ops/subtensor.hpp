@@ -7,6 +7,7 @@
 #include <theon/var.hpp>
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace theon::ops {
@@ -109,6 +110,11 @@ class AdvancedIncSubtensor1 final : public graph::Op {
   int axis_;
   bool set_;
 };
+
+/// The spec that Subtensor/IncSubtensor props print ("1:$0:2, 3": entries ", "-separated,
+/// slices "a:b[:c]", absent parts empty, "$k" for bound input k), read back for make_op.
+/// Throws ValueError for text that is no printed spec.
+IndexSpec index_spec_from_text(std::string_view text);
 
 /// x[indices] with NumPy semantics: integers drop dims, slices keep them, one integer
 /// array index selects along its dim (a take; moved first when NumPy would).

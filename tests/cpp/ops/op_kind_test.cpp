@@ -39,6 +39,14 @@ std::vector<OpPtr> sample_ops() {
   auto region = std::make_shared<const Composite>(
       std::vector<DType>{DType::Float32, DType::Float32},
       std::vector<CompositeInstr>{{ScalarOpId::Add, DType::Float32, {0, 1}}}, std::vector<int>{2});
+  using Part = IndexEntry::Part;
+  using PK = IndexEntry::Kind;
+  // x[1:$0:2, 3, ::-1, $1, :]
+  const IndexSpec spec = {{true, {PK::Const, 1}, {PK::Input, 0}, {PK::Const, 2}},
+                          {false, {PK::Const, 3}, {}, {}},
+                          {true, {}, {}, {PK::Const, -1}},
+                          {false, {PK::Input, 1}, {}, {}},
+                          {true, Part{}, Part{}, Part{}}};
   std::vector<OpPtr> all = {
       std::make_shared<Elemwise>(ScalarOpId::Add, DType::Float32),
       std::make_shared<Dot>(),
@@ -48,8 +56,12 @@ std::vector<OpPtr> sample_ops() {
       std::make_shared<Join>(1, true),
       std::make_shared<ShapeOf>(true),
       std::make_shared<Subtensor>(IndexSpec{}),
+      std::make_shared<Subtensor>(spec),
       std::make_shared<AdvancedSubtensor1>(1, true),
       std::make_shared<IncSubtensor>(IndexSpec{}, true),
+      std::make_shared<IncSubtensor>(spec, false),
+      std::make_shared<BroadcastTo>(Shape{4}),
+      std::make_shared<BroadcastTo>(Shape{}),
       std::make_shared<AdvancedIncSubtensor1>(0, false),
       std::make_shared<Alloc>(),
       std::make_shared<ArgMax>(false, 1),
@@ -146,6 +158,10 @@ TEST(MakeOp, RejectsPropsTheKindDoesNotTake) {
   EXPECT_THROW(ops::make_op(OpKind::Join, {{"axis", "x"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::Dot, {{"axis", "1"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::Gemm, {{"alpha", "1"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::BroadcastTo, {{"shape", "(2, x)"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::Subtensor, {{"", "1:$a"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::IncSubtensor, {{"", "1:2"}, {"", "add"}}), ValueError);
+  EXPECT_THROW(ops::make_op(OpKind::Composite, {}), NotImplementedError);
 }
 
 }  // namespace
