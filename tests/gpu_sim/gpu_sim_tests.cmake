@@ -51,7 +51,7 @@ foreach(cfg IN LISTS _sim_configs)
       ENVIRONMENT "${env};THEON_FLAGS=${flags};THEANO_FLAGS=;THEON_PYTHONPATH=${CMAKE_BINARY_DIR}/python")
     list(APPEND tests gpu-sim.${name}.python)
   endif()
-  set_tests_properties(${tests} PROPERTIES LABELS gpu-sim TIMEOUT 900
+  set_tests_properties(${tests} PROPERTIES LABELS gpu-sim TIMEOUT 1800
     FAIL_REGULAR_EXPRESSION "\\[  SKIPPED \\]|\\] 0 tests from|[0-9]+ skipped|no tests ran")
   if(NOT name STREQUAL "eager")
     # The eager runs fill the kernel cache (two compiles at a time, one per run); the
