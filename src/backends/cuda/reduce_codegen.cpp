@@ -75,8 +75,15 @@ const RKindRow& row(RKind k) {
 }
 
 // ROp adapts the kind's functor to the kernels below: A is its accumulator for TI; loading
-// an accumulator (pass 2 reads partial results) is the identity.
-constexpr const char* kROp = R"CUDA(typedef TheonReduceOp::Acc<TI> A;
+// an accumulator (pass 2 reads partial results) is the identity. A (value, index) pair
+// (argmax/argmin) shuffles field by field.
+constexpr const char* kROp = R"CUDA(template <class X>
+__device__ __forceinline__ theon::reduce::ArgPair<X> theon_shfl_down(theon::reduce::ArgPair<X> p, int d) {
+  p.v = theon_shfl_down(p.v, d);
+  p.i = theon_shfl_down(p.i, d);
+  return p;
+}
+typedef TheonReduceOp::Acc<TI> A;
 struct ROp {
   static __device__ __forceinline__ A init() { return TheonReduceOp::init<A>(); }
   template <class In>

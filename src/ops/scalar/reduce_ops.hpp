@@ -120,13 +120,4 @@ template <bool kMax> struct ArgExtremum {
 using ArgMax = ArgExtremum<true>;
 using ArgMin = ArgExtremum<false>;
 
-#ifdef __CUDACC__
-// Warp shuffles of a pair (theon_shfl_down of theon_device.cuh moves one scalar).
-template <class T> __device__ __forceinline__ ArgPair<T> theon_shfl_down(ArgPair<T> p, int d) {
-  p.v = ::theon_shfl_down(p.v, d);
-  p.i = ::theon_shfl_down(p.i, d);
-  return p;
-}
-#endif
-
 }  // namespace theon::reduce
