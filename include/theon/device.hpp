@@ -57,6 +57,21 @@ DeviceMemoryStats memory_stats(Device device = Device::cuda(0));
 /// Returns cached (unused) device blocks to the driver.
 void empty_cache(Device device = Device::cuda(0));
 
+/// Waits on the host for all work issued so far to the device's stream (nothing for the
+/// CPU, or when no device library is loaded).
+void synchronize(Device device);
+
+/// Streams of other libraries (DLPack consumers and producers), named as DLPack does: 1 the
+/// legacy default stream, 2 the per-thread default stream, any other value a cudaStream_t of
+/// `device`; -1 an unknown stream. Nothing happens for the CPU or when no device library is
+/// loaded.
+/// Makes `stream` wait (on the device, without blocking the host) for the work issued so far
+/// to the device's own stream; -1: the host waits for the device's stream instead.
+void external_stream_wait(Device device, int64_t stream);
+/// Makes the device's stream wait for the work issued so far to `stream` (so memory freed now
+/// is reused, in stream order, only after that work); -1: the host waits for the device.
+void wait_for_external_stream(Device device, int64_t stream);
+
 /// A contiguous copy of `a` on `device` (`a` itself when it is already there). Host to
 /// device copies are issued on the device's stream; reading the result on the host waits.
 Array to_device(const Array& a, Device device);

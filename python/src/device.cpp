@@ -6,11 +6,6 @@
 // to torch/CuPy/JAX (the consumer's capsule keeps the theon Buffer alive).
 #include "bindings.hpp"
 
-// The device library's operations (stream waits). Internal to libtheon (exported like every
-// symbol of it): used only by wait_for_device() below, until include/theon/device.hpp offers
-// a public synchronize(Device).
-#include "../../src/util/device_ops.hpp"
-
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -22,8 +17,7 @@ namespace theon::py {
 size_t live_device_owner_count();
 
 void wait_for_device(Device device) {
-  if (!device.is_cuda()) return;
-  if (detail::DeviceOps* ops = detail::device_ops()) ops->synchronize(device);
+  theon::synchronize(device);
 }
 
 namespace {
@@ -103,7 +97,7 @@ nb::object array_dlpack(const Array& a, nb::handle stream, nb::handle max_versio
     // The array may still be being written on Theon's stream: the consumer's stream waits for
     // it there (an event, no host wait). -1: the consumer orders its use itself.
     if (consumer_stream != -1)
-      if (detail::DeviceOps* ops = detail::device_ops()) ops->external_stream_wait(out.device(), consumer_stream);
+      theon::external_stream_wait(out.device(), consumer_stream);
   }
   // The capsule owns the Buffer. When the consumer releases it, its block may go back to
   // Theon's cache and be reused on Theon's stream while the consumer's kernels (on its stream)
@@ -118,7 +112,7 @@ nb::object array_dlpack(const Array& a, nb::handle stream, nb::handle max_versio
     if (e->buffer && e->buffer->device().is_cuda()) {  // (also when Theon still holds it: it frees it later)
       try {
         nb::gil_scoped_release release;
-        if (detail::DeviceOps* ops = detail::device_ops()) ops->wait_for_external_stream(e->buffer->device(), e->stream);
+        theon::wait_for_external_stream(e->buffer->device(), e->stream);
       } catch (...) {
         // A failed wait (a broken device) must not throw out of a deleter: the whole device
         // is waited for instead, or, failing that too, the block is dropped as it is.

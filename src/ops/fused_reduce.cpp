@@ -26,19 +26,20 @@ bool reduced(const std::vector<int>& axes, int d) { return std::binary_search(ax
 
 // Folds a contiguous chunk into the accumulators: Reduce's own accumulation
 // (ops/reduce_accumulate.hpp), in the same order, so the results are Reduce's bits.
-template <class T, class Acc>
-void fold(ReduceKind kind, const Array& chunk, const Strides& acc_strides, Acc* acc) {
-  reduce_fold<T, Acc>(kind, chunk.shape(), chunk.strides(), acc_strides, chunk.data<T>(), acc);
+template <class Op, class T, class Acc>
+void fold(const Array& chunk, const Strides& acc_strides, Acc* acc) {
+  reduce_fold<Op>(chunk.shape(), chunk.strides(), acc_strides, chunk.data<T>(), acc);
 }
 
-template <class T, class Acc>
+template <class Op, class T>
 void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array>& inputs, Array& out,
                const RegionChunkFn& chunk_fn) {
+  using Acc = typename Op::template Acc<T>;
   const auto& axes = op.axes();
   const int nd = static_cast<int>(full.size());
   Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
   Acc* acc = acc_arr.data<Acc>();
-  std::fill(acc, acc + acc_arr.size(), reduce_initial<Acc>(op.reduce_kind()));
+  std::fill(acc, acc + acc_arr.size(), Op::template init<Acc>());
   // The accumulators seen from the region's dims: stride 0 along reduced dims.
   Strides acc_st(nd, 0);
   const Strides out_contig = contiguous_strides(out.shape());
@@ -53,7 +54,7 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
     if (d0 == nd) {
       Array scratch = Array::empty(full, t);
       chunk_fn(inputs, scratch);
-      fold<T, Acc>(op.reduce_kind(), scratch, acc_st, acc);
+      fold<Op, T>(scratch, acc_st, acc);
     } else {
       int64_t inner = 1;
       for (int d = d0 + 1; d < nd; ++d) inner *= full[d];
@@ -69,15 +70,13 @@ void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array
         cshape[d0] = r1 - r0;
         Array part(scratch.buffer(), t, cshape, contiguous_strides(cshape));
         chunk_fn(views, part);
-        fold<T, Acc>(op.reduce_kind(), part, acc_st, acc + r0 * acc_st[d0]);
+        fold<Op, T>(part, acc_st, acc + r0 * acc_st[d0]);
       }
     }
   }
-  if (op.reduce_kind() == ReduceKind::Mean) {
-    int64_t count = 1;
-    for (int a : axes) count *= full[a];
-    reduce_finish_mean(acc, acc_arr.size(), count);
-  }
+  int64_t count = 1;
+  for (int a : axes) count *= full[a];
+  reduce_finish<Op>(acc, acc_arr.size(), count);
   Array converted = acc_arr.astype(out.dtype());
   std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
 }
@@ -127,23 +126,9 @@ void run_fused_reduce(const FusedReduce& op, const Apply& node, const std::vecto
                       std::vector<Array>& outputs, const RegionChunkFn& chunk) {
   const Shape full = broadcast_shapes(node, inputs);
   const DType t = op.region().value_dtype(op.region().outputs()[0]);
-  const ReduceKind kind = op.reduce_kind();
-  // The accumulator type per input dtype, as Reduce::perform chooses it.
-  detail::visit_dtype(t, [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (kind == ReduceKind::Any || kind == ReduceKind::All || kind == ReduceKind::Max || kind == ReduceKind::Min)
-        run_typed<T, bool>(op, full, inputs, outputs[0], chunk);
-      else if (kind == ReduceKind::Mean)
-        run_typed<T, double>(op, full, inputs, outputs[0], chunk);
-      else
-        run_typed<T, int64_t>(op, full, inputs, outputs[0], chunk);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      run_typed<T, double>(op, full, inputs, outputs[0], chunk);
-    } else if (kind == ReduceKind::Mean) {
-      run_typed<T, double>(op, full, inputs, outputs[0], chunk);
-    } else {
-      run_typed<T, int64_t>(op, full, inputs, outputs[0], chunk);
-    }
+  // The accumulator type per input dtype is the functor's, as in Reduce::perform.
+  visit_reduce_op(op.reduce_kind(), [&]<class Op>() {
+    detail::visit_dtype(t, [&]<class T>() { run_typed<Op, T>(op, full, inputs, outputs[0], chunk); });
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace theon::ops {
@@ -18,38 +19,49 @@ namespace theon::ops {
 using graph::Apply;
 using graph::VarPtr;
 
-std::string_view reduce_kind_name(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::Sum: return "sum";
-    case ReduceKind::Prod: return "prod";
-    case ReduceKind::Max: return "max";
-    case ReduceKind::Min: return "min";
-    case ReduceKind::Any: return "any";
-    case ReduceKind::All: return "all";
-    case ReduceKind::Mean: return "mean";
-    case ReduceKind::Count: return "count";
-  }
-  return "?";
+namespace {
+
+// Per kind, in ReduceKind's order: its name and the dtype it gives (its init/combine/finish
+// are its functor in ops/scalar/reduce_ops.hpp; see reduce_accumulate.hpp).
+enum class OutDType {
+  Int64UnlessFloat,   // sum, prod: integers and bools widen to int64
+  Float64UnlessFloat, // mean
+  Bool,               // any, all (the input is cast to bool first)
+  Same,               // max, min
+  Given,              // count: reduce_count's dtype
+};
+struct ReduceKindRow {
+  ReduceKind kind;
+  std::string_view name;
+  OutDType out;
+  graph::OpKind op_kind;  // the node's OpKind (ops.def)
+};
+constexpr ReduceKindRow kReduceKinds[] = {
+    {ReduceKind::Sum, "sum", OutDType::Int64UnlessFloat, graph::OpKind::Sum},
+    {ReduceKind::Prod, "prod", OutDType::Int64UnlessFloat, graph::OpKind::Prod},
+    {ReduceKind::Max, "max", OutDType::Same, graph::OpKind::Max},
+    {ReduceKind::Min, "min", OutDType::Same, graph::OpKind::Min},
+    {ReduceKind::Any, "any", OutDType::Bool, graph::OpKind::Any},
+    {ReduceKind::All, "all", OutDType::Bool, graph::OpKind::All},
+    {ReduceKind::Mean, "mean", OutDType::Float64UnlessFloat, graph::OpKind::Mean},
+    {ReduceKind::Count, "count", OutDType::Given, graph::OpKind::Count},
+};
+
+const ReduceKindRow& row(ReduceKind kind) {
+  const auto i = static_cast<size_t>(kind);
+  if (i >= std::size(kReduceKinds) || kReduceKinds[i].kind != kind) throw InternalError("kReduceKinds is out of order");
+  return kReduceKinds[i];
 }
 
-graph::OpKind reduce_op_kind(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::Sum: return graph::OpKind::Sum;
-    case ReduceKind::Prod: return graph::OpKind::Prod;
-    case ReduceKind::Max: return graph::OpKind::Max;
-    case ReduceKind::Min: return graph::OpKind::Min;
-    case ReduceKind::Any: return graph::OpKind::Any;
-    case ReduceKind::All: return graph::OpKind::All;
-    case ReduceKind::Mean: return graph::OpKind::Mean;
-    case ReduceKind::Count: return graph::OpKind::Count;
-  }
-  throw std::logic_error("reduce_op_kind: unknown ReduceKind");
-}
+}  // namespace
+
+std::string_view reduce_kind_name(ReduceKind kind) { return row(kind).name; }
+
+graph::OpKind reduce_op_kind(ReduceKind kind) { return row(kind).op_kind; }
 
 std::optional<ReduceKind> reduce_kind_of(graph::OpKind kind) {
-  for (ReduceKind r : {ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Max, ReduceKind::Min, ReduceKind::Any,
-                       ReduceKind::All, ReduceKind::Mean, ReduceKind::Count})
-    if (reduce_op_kind(r) == kind) return r;
+  for (const ReduceKindRow& r : kReduceKinds)
+    if (r.op_kind == kind) return r.kind;
   return std::nullopt;
 }
 
@@ -87,18 +99,17 @@ VarPtr reduce(ReduceKind kind, const VarPtr& x_in, std::optional<std::vector<int
   else
     for (int d = 0; d < nd; ++d) axes.push_back(d);
 
-  DType in = x->type.dtype, out = in;
-  switch (kind) {
-    case ReduceKind::Sum: case ReduceKind::Prod:
-      if (!is_float(in)) out = DType::Int64;
-      break;
-    case ReduceKind::Mean: out = is_float(in) ? in : DType::Float64; break;
-    case ReduceKind::Any: case ReduceKind::All:
+  const DType in = x->type.dtype;
+  DType out = in;
+  switch (row(kind).out) {
+    case OutDType::Int64UnlessFloat: out = is_float(in) ? in : DType::Int64; break;
+    case OutDType::Float64UnlessFloat: out = is_float(in) ? in : DType::Float64; break;
+    case OutDType::Bool:
       out = DType::Bool;
       x = cast(x, DType::Bool);
       break;
-    case ReduceKind::Max: case ReduceKind::Min: break;
-    case ReduceKind::Count: throw InternalError(what + ": use reduce_count");
+    case OutDType::Same: break;
+    case OutDType::Given: throw InternalError(what + ": use reduce_count");
   }
   graph::TensorType t;
   t.dtype = out;
@@ -135,15 +146,16 @@ std::vector<Shape> Reduce::infer_shape(const Apply& node, const std::vector<Arra
 
 namespace {
 
-// Accumulates in double for floats (tighter than float32 pairwise sums) and in int64/bool
-// otherwise, then converts once.
-template <class T, class Acc>
-void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes, Array& out) {
+// Accumulates in the functor's accumulator type (double for float sums, int64 for integer
+// ones, the input type for max/min), then converts once.
+template <class Op, class T>
+void reduce_loop(const Array& in, const std::vector<int>& axes, Array& out) {
+  using Acc = typename Op::template Acc<T>;
   const int nd = in.ndim();
   Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
   Acc* acc = acc_arr.data<Acc>();
   const int64_t n_out = out.size();
-  std::fill(acc, acc + n_out, reduce_initial<Acc>(kind));
+  std::fill(acc, acc + n_out, Op::template init<Acc>());
   int64_t count = 1;
   for (int a : axes) count *= in.shape()[a];
 
@@ -153,9 +165,9 @@ void reduce_loop(ReduceKind kind, const Array& in, const std::vector<int>& axes,
     Strides out_contig = contiguous_strides(out.shape());
     for (int d = 0, k = 0; d < nd; ++d)
       if (!std::binary_search(axes.begin(), axes.end(), d)) out_st[d] = out_contig[k++];
-    reduce_fold<T, Acc>(kind, in.shape(), in.strides(), out_st, in.data<T>(), acc);
+    reduce_fold<Op>(in.shape(), in.strides(), out_st, in.data<T>(), acc);
   }
-  if (kind == ReduceKind::Mean) reduce_finish_mean(acc, n_out, count);
+  reduce_finish<Op>(acc, n_out, count);
   Array converted = acc_arr.astype(out.dtype());
   std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
 }
@@ -170,21 +182,8 @@ void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector
     detail::visit_dtype(out_dtype_, [&]<class T>() { outputs[0].data<T>()[0] = static_cast<T>(count); });
     return;
   }
-  detail::visit_dtype(in.dtype(), [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (kind_ == ReduceKind::Any || kind_ == ReduceKind::All || kind_ == ReduceKind::Max || kind_ == ReduceKind::Min)
-        reduce_loop<T, bool>(kind_, in, axes_, outputs[0]);
-      else if (kind_ == ReduceKind::Mean)
-        reduce_loop<T, double>(kind_, in, axes_, outputs[0]);  // the fraction of trues
-      else
-        reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      reduce_loop<T, double>(kind_, in, axes_, outputs[0]);
-    } else if (kind_ == ReduceKind::Mean) {
-      reduce_loop<T, double>(kind_, in, axes_, outputs[0]);
-    } else {
-      reduce_loop<T, int64_t>(kind_, in, axes_, outputs[0]);
-    }
+  visit_reduce_op(kind_, [&]<class Op>() {
+    detail::visit_dtype(in.dtype(), [&]<class T>() { reduce_loop<Op, T>(in, axes_, outputs[0]); });
   });
 }
 

@@ -4,7 +4,7 @@
 #pragma once
 #include "graph/op.hpp"
 
-#include <theon/var.hpp>
+#include <theon/index.hpp>
 
 #include <optional>
 #include <string_view>

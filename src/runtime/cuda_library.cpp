@@ -98,6 +98,21 @@ void empty_cache(Device device) {
   detail::require_device_ops("empty_cache").empty_cache(device);
 }
 
+void synchronize(Device device) {
+  if (!device.is_cuda()) return;
+  if (detail::DeviceOps* ops = detail::device_ops()) ops->synchronize(device);
+}
+
+void external_stream_wait(Device device, int64_t stream) {
+  if (!device.is_cuda()) return;
+  if (detail::DeviceOps* ops = detail::device_ops()) ops->external_stream_wait(device, stream);
+}
+
+void wait_for_external_stream(Device device, int64_t stream) {
+  if (!device.is_cuda()) return;
+  if (detail::DeviceOps* ops = detail::device_ops()) ops->wait_for_external_stream(device, stream);
+}
+
 Array to_device(const Array& a, Device device) {
   if (!a.defined()) throw ValueError("to_device: undefined Array");
   if (a.device() == device) return a;

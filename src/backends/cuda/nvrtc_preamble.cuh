@@ -1,6 +1,7 @@
 // The in-memory headers NVRTC compiles Theon's kernels with. NVRTC has no C++ standard
 // library, and the scalar functors (src/ops/scalar/scalar_ops.hpp, shared with the CPU so
-// fused, unfused, CPU and GPU results follow one definition) include <cmath>, <cstdint>,
+// fused, unfused, CPU and GPU results follow one definition) and the reduction functors
+// (src/ops/scalar/reduce_ops.hpp, pasted into reduction kernels) include <cmath>, <cstdint>,
 // <limits> and <type_traits>: these shims give them the few names they use, on top of
 // CUDA's own device math functions. This file is split into the named headers at the
 // "//@@ name" lines (nvrtc_compiler.cpp).

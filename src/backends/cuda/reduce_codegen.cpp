@@ -3,11 +3,18 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
 
+#include "ops/scalar/reduce_ops.hpp"
+#include "util/dispatch.hpp"
+
 #include <theon/error.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+namespace theon::detail {
+extern const char* const kReduceOpsHeader;
+}
 
 namespace theon::backends::cuda {
 
@@ -38,123 +45,70 @@ DimGroup collapse(const Shape& shape, const std::vector<Strides>& strides) {
 
 const char* ctype(DType t) { return cuda_type(t); }
 
-// The lowest (or highest) value of an integer dtype, as a C literal.
-std::string int_limit(DType t, bool lowest) {
-  switch (t) {
-    case DType::Int8: return lowest ? "-128" : "127";
-    case DType::Int16: return lowest ? "-32768" : "32767";
-    case DType::Int32: return lowest ? "-2147483647 - 1" : "2147483647";
-    case DType::Int64: return lowest ? "-9223372036854775807LL - 1" : "9223372036854775807LL";
-    case DType::UInt8: return lowest ? "0" : "255";
-    default: break;
-  }
-  throw InternalError("int_limit: not an integer dtype");
+// Each kind's semantics are its functor in reduce_ops.hpp (shared with the CPU loop): a
+// kernel names the functor, and the host sizes the accumulator from the same definition.
+template <class Op> size_t acc_bytes_of(DType t) {
+  return detail::visit_dtype(t, []<class T>() { return sizeof(typename Op::template Acc<T>); });
+}
+struct RKindRow {
+  RKind kind;
+  const char* tag;      // in kernel names
+  const char* functor;  // theon::reduce::<functor>
+  size_t (*acc_bytes)(DType in);
+};
+constexpr RKindRow kRKindRows[] = {
+    {RKind::Sum, "sum", "Sum", &acc_bytes_of<reduce::Sum>},
+    {RKind::Prod, "prod", "Prod", &acc_bytes_of<reduce::Prod>},
+    {RKind::Max, "max", "Max", &acc_bytes_of<reduce::Max>},
+    {RKind::Min, "min", "Min", &acc_bytes_of<reduce::Min>},
+    {RKind::Any, "any", "Any", &acc_bytes_of<reduce::Any>},
+    {RKind::All, "all", "All", &acc_bytes_of<reduce::All>},
+    {RKind::Mean, "mean", "Mean", &acc_bytes_of<reduce::Mean>},
+    {RKind::ArgMax, "argmax", "ArgMax", &acc_bytes_of<reduce::ArgMax>},
+    {RKind::ArgMin, "argmin", "ArgMin", &acc_bytes_of<reduce::ArgMin>},
+};
+
+const RKindRow& row(RKind k) {
+  const RKindRow& r = kRKindRows[static_cast<size_t>(k)];
+  if (r.kind != k) throw InternalError("reduce_codegen: kRKindRows is not in RKind order");
+  return r;
 }
 
-bool float_dtype(DType t) { return t == DType::Float32 || t == DType::Float64; }
-
-// The accumulator's C type, as Reduce::perform picks it.
-std::string acc_type(const ReduceSpec& s) {
-  switch (s.kind) {
-    case RKind::Sum: case RKind::Prod:
-      if (s.in == DType::Bool && s.out == DType::Bool) return "bool";  // SumTo of bools is an or
-      return float_dtype(s.in) ? "double" : "long long";
-    case RKind::Mean: return "double";
-    case RKind::Max: case RKind::Min: return ctype(s.in);
-    case RKind::Any: case RKind::All: return "bool";
-    case RKind::ArgMax: case RKind::ArgMin: return "TheonArgPair";
+// ROp adapts the kind's functor to the kernels below: A is its accumulator for TI; loading
+// an accumulator (pass 2 reads partial results) is the identity. A (value, index) pair
+// (argmax/argmin) shuffles field by field.
+constexpr const char* kROp = R"CUDA(template <class X>
+__device__ __forceinline__ theon::reduce::ArgPair<X> theon_shfl_down(theon::reduce::ArgPair<X> p, int d) {
+  p.v = theon_shfl_down(p.v, d);
+  p.i = theon_shfl_down(p.i, d);
+  return p;
+}
+typedef TheonReduceOp::Acc<TI> A;
+struct ROp {
+  static __device__ __forceinline__ A init() { return TheonReduceOp::init<A>(); }
+  template <class In>
+  static __device__ __forceinline__ A load(In v, long long r) {
+    if constexpr (std::is_same_v<In, A>) return v;
+    else return TheonReduceOp::load<A>(v, r);
   }
-  return "double";
+  static __device__ __forceinline__ A combine(A a, A b) { return TheonReduceOp::combine(a, b); }
+  static __device__ __forceinline__ TO finish(A a, double scale) { return (TO)TheonReduceOp::finish(a, scale); }
+};
+)CUDA";
+
+// The reduction functors, pasted into every reduction kernel (so the cache key covers them);
+// they include scalar_ops.hpp, an NVRTC header.
+const std::string& reduce_ops_text() {
+  static const std::string text = [] {
+    std::string t = detail::kReduceOpsHeader;  // embedded at build time (CMakeLists.txt)
+    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
+    return t;
+  }();
+  return text;
 }
 
-std::string kind_tag(RKind k) {
-  switch (k) {
-    case RKind::Sum: return "sum";
-    case RKind::Prod: return "prod";
-    case RKind::Max: return "max";
-    case RKind::Min: return "min";
-    case RKind::Any: return "any";
-    case RKind::All: return "all";
-    case RKind::Mean: return "mean";
-    case RKind::ArgMax: return "argmax";
-    case RKind::ArgMin: return "argmin";
-  }
-  return "?";
-}
-
-// The per-kind operations: init, load (input element -> accumulator), combine, finish.
-// Integer sums and products wrap through unsigned arithmetic, like the CPU (and NumPy).
 std::string rop_source(const ReduceSpec& s) {
-  const std::string A = acc_type(s);
-  std::string init, combine, finish = "return (TO)a;";
-  std::string load = "return (A)v;";
-  const bool int_acc = A == "long long";
-  switch (s.kind) {
-    case RKind::Sum: case RKind::Mean:
-      init = "return (A)0;";
-      if (A == "bool") combine = "return a || b;";
-      else combine = int_acc ? "return (A)((unsigned long long)a + (unsigned long long)b);" : "return a + b;";
-      if (s.kind == RKind::Mean) finish = "return (TO)(a * scale);";
-      break;
-    case RKind::Prod:
-      init = "return (A)1;";
-      if (A == "bool") combine = "return a && b;";
-      else combine = int_acc ? "return (A)((unsigned long long)a * (unsigned long long)b);" : "return a * b;";
-      break;
-    case RKind::Max: case RKind::Min: {
-      const bool mx = s.kind == RKind::Max;
-      if (float_dtype(s.in))
-        init = std::string("return ") + (mx ? "-" : "") + "std::numeric_limits<A>::infinity();";
-      else if (s.in == DType::Bool)
-        init = mx ? "return false;" : "return true;";
-      else  // the extremes of the input type (never returned: empty max/min raise on the host)
-        init = "return (A)(" + int_limit(s.in, mx) + ");";
-      // A NaN wins (numpy.max); the comparison order keeps the first-seen value on ties.
-      combine = std::string("return (b ") + (mx ? ">" : "<") + " a || b != b) && !(a != a) ? b : a;";
-      break;
-    }
-    case RKind::Any:
-      init = "return false;";
-      load = "return (bool)v;";
-      combine = "return a || b;";
-      break;
-    case RKind::All:
-      init = "return true;";
-      load = "return (bool)v;";
-      combine = "return a && b;";
-      break;
-    case RKind::ArgMax: case RKind::ArgMin: {
-      const bool mx = s.kind == RKind::ArgMax;
-      init = "A r; r.v = (TI)0; r.i = -1; return r;";
-      load = "A p; p.v = v; p.i = r; return p;";
-      // A total order: empty < everything; NaN beats numbers; then the value; ties go to
-      // the lower index (numpy's first occurrence, and the first NaN).
-      combine = std::string(
-                    "if (a.i < 0) return b;\n    if (b.i < 0) return a;\n"
-                    "    const bool an = a.v != a.v, bn = b.v != b.v;\n"
-                    "    if (an || bn) return (an && bn) ? (a.i < b.i ? a : b) : (an ? a : b);\n"
-                    "    if (b.v ") + (mx ? ">" : "<") + " a.v) return b;\n    if (a.v " + (mx ? ">" : "<") +
-                " b.v) return a;\n    return a.i < b.i ? a : b;";
-      finish = "return (TO)a.i;";
-      break;
-    }
-  }
-  std::string src;
-  if (s.kind == RKind::ArgMax || s.kind == RKind::ArgMin) {
-    src += "struct TheonArgPair {\n  TI v;\n  long long i;\n};\n";
-    src += "__device__ __forceinline__ TheonArgPair theon_shfl_down(TheonArgPair p, int d) {\n"
-           "  p.v = theon_shfl_down(p.v, d);\n  p.i = theon_shfl_down(p.i, d);\n  return p;\n}\n";
-  }
-  src += "typedef " + A + " A;\n";
-  src += "struct ROp {\n";
-  src += "  static __device__ __forceinline__ A init() { " + init + " }\n";
-  // Pass 2 reads accumulators: loading one is the identity.
-  src += "  template <class In>\n  static __device__ __forceinline__ A load(In v, long long r) {\n"
-         "    (void)r;\n    if constexpr (std::is_same_v<In, A>) return v;\n    else { " + load + " }\n  }\n";
-  src += "  static __device__ __forceinline__ A combine(A a, A b) {\n    " + combine + "\n  }\n";
-  src += "  static __device__ __forceinline__ TO finish(A a, double scale) {\n    (void)scale;\n    " + finish +
-         "\n  }\n};\n";
-  return src;
+  return reduce_ops_text() + "typedef theon::reduce::" + row(s.kind).functor + " TheonReduceOp;\n" + kROp;
 }
 
 // The kernels every variant shares, over the ROp/TI/TO/A/KR/RR defined above them.
@@ -365,17 +319,11 @@ LanePlan plan_lanes(const Shape& shape, const std::vector<Strides>& operand_stri
 }
 
 std::string ReduceSpec::name() const {
-  return "reduce_" + kind_tag(kind) + "_" + dtype_tag(in) + "_" + dtype_tag(out) + "_k" + std::to_string(kept_rank) +
+  return "reduce_" + std::string(row(kind).tag) + "_" + dtype_tag(in) + "_" + dtype_tag(out) + "_k" + std::to_string(kept_rank) +
          "_r" + std::to_string(reduced_rank);
 }
 
-size_t accumulator_bytes(const ReduceSpec& s) {
-  const std::string a = acc_type(s);
-  if (a == "double" || a == "long long") return 8;
-  if (a == "bool") return 1;
-  if (a == "TheonArgPair") return 16;  // {TI v; long long i;}: 8-byte aligned
-  return itemsize(s.in);                // max/min: the input type
-}
+size_t accumulator_bytes(const ReduceSpec& s) { return row(s.kind).acc_bytes(s.in); }
 
 KernelSource reduce_source(const ReduceSpec& s, const RegionCode* region) {
   KernelSource src;

@@ -33,7 +33,9 @@ struct LanePlan {
 };
 LanePlan plan_lanes(const Shape& shape, const std::vector<Strides>& operand_strides, const std::vector<bool>& reduced);
 
-/// The reductions the generated kernels implement (Reduce's kinds, ArgMax both ways).
+/// The reductions the generated kernels implement: Reduce's folding kinds first, in
+/// ReduceKind's order (reduce_cuda.cpp converts by value), then ArgMax both ways. Each is
+/// its functor of ops/scalar/reduce_ops.hpp (a row of kRKindRows in reduce_codegen.cpp).
 enum class RKind { Sum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin };
 
 /// One compiled reduction variant: kind, dtypes and collapsed ranks (never sizes).
@@ -44,9 +46,9 @@ struct ReduceSpec {
   std::string name() const;  // also the kernel-cache signature
 };
 
-/// The accumulator's size in bytes (double for float sums and means, int64 for
-/// integer sums and products, the input type for max/min, bool for any/all, a (value,
-/// index) pair for argmax/argmin), matching the CPU's Reduce::perform.
+/// The accumulator's size in bytes: sizeof the functor's Acc for the input type (double for
+/// float sums and means, int64 for integer sums and products, the input type for max/min,
+/// bool for any/all, a (value, index) pair for argmax/argmin), as the CPU's Reduce::perform.
 size_t accumulator_bytes(const ReduceSpec& spec);
 
 /// A fused elementwise region feeding the reduction (FusedReduce): `code` defines

@@ -44,18 +44,12 @@ Support check_dtypes_and_rank(const graph::Apply& node) {
   return {true, "generated reduction"};
 }
 
+// RKind lists Reduce's folding kinds first, in ReduceKind's order (reduce_codegen.hpp).
+static_assert(static_cast<int>(RKind::Sum) == static_cast<int>(ops::ReduceKind::Sum) &&
+              static_cast<int>(RKind::Mean) == static_cast<int>(ops::ReduceKind::Mean));
 RKind rkind(ops::ReduceKind k) {
-  switch (k) {
-    case ops::ReduceKind::Sum: return RKind::Sum;
-    case ops::ReduceKind::Prod: return RKind::Prod;
-    case ops::ReduceKind::Max: return RKind::Max;
-    case ops::ReduceKind::Min: return RKind::Min;
-    case ops::ReduceKind::Any: return RKind::Any;
-    case ops::ReduceKind::All: return RKind::All;
-    case ops::ReduceKind::Mean: return RKind::Mean;
-    case ops::ReduceKind::Count: break;
-  }
-  throw InternalError("rkind: Count has no reduction kernel");
+  if (k == ops::ReduceKind::Count) throw InternalError("rkind: Count has no reduction kernel");
+  return static_cast<RKind>(k);
 }
 
 // Count writes one number: a one-thread kernel per output dtype.

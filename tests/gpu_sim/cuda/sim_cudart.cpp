@@ -96,7 +96,9 @@ struct Block {
   int device;  // owning device; -1 for pinned host memory
   bool pinned;
 };
-std::map<uintptr_t, Block> g_blocks;
+// The simulated device lives as long as the process (as a driver does): its registries are
+// never destroyed, so work still queued at exit (or a late free) never meets a dead map.
+std::map<uintptr_t, Block>& g_blocks = *new std::map<uintptr_t, Block>;
 size_t g_used[16] = {};
 int g_running = 0;  // depth of device work being run (SIM_GUARD opens the blocks meanwhile)
 
@@ -197,11 +199,11 @@ struct Event {
   uint64_t seq = 0;          // complete once stream->executed >= seq
 };
 
-std::vector<Stream*> g_streams;  // every stream ever made (never freed: events may name them)
-std::set<const Event*> g_events;
+std::vector<Stream*>& g_streams = *new std::vector<Stream*>;  // every stream ever made (never freed: events may name them)
+std::set<const Event*>& g_events = *new std::set<const Event*>;
 
 Stream* legacy_stream(int device) {
-  static std::vector<Stream*> legacy;
+  static std::vector<Stream*>& legacy = *new std::vector<Stream*>;
   if (legacy.empty())
     for (int d = 0; d < config().devices; ++d) {
       auto* s = new Stream;
@@ -318,8 +320,8 @@ struct SimLibrary {
   void* handle = nullptr;
   std::map<std::string, std::unique_ptr<SimKernel>> kernels;
 };
-std::set<const SimLibrary*> g_libraries;
-std::set<const SimKernel*> g_kernels;
+std::set<const SimLibrary*>& g_libraries = *new std::set<const SimLibrary*>;
+std::set<const SimKernel*>& g_kernels = *new std::set<const SimKernel*>;
 
 const char* tmpdir() {
   const char* t = std::getenv("TMPDIR");
