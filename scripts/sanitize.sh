@@ -13,6 +13,11 @@ ctest --test-dir build-asan -j"$(nproc)" --timeout 600 --output-on-failure -LE '
 # libraries and the kernel emulator are instrumented (its fiber switches are annotated for
 # ASan); the kernels themselves are built by the host compiler without sanitizers. The other
 # runs change only the order work runs in, which the sanitizers do not look at.
+# LeakSanitizer is off for these two processes only: after every test has passed, its exit
+# scan faults in its own tracer ("Tracer caught signal 11") on the emulator's fiber and
+# kernel-module TLS state (2026-11-24; not reproduced on short runs). ASan and UBSan stay
+# on, and the stand-in libraries and emulator get the leak check in their own tests above.
 if ctest --test-dir build-asan -N -L gpu-sim | grep -q "Total Tests: [1-9]"; then
-  ctest --test-dir build-asan -j"$(nproc)" --output-on-failure -L gpu-sim -R '^gpu-sim\.eager\.'
+  ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+    ctest --test-dir build-asan -j"$(nproc)" --output-on-failure -L gpu-sim -R '^gpu-sim\.eager\.'
 fi
