@@ -40,7 +40,7 @@ VarPtr zeros_like(const VarPtr& x) {
 }
 
 bool is_elemwise(const Apply& node, ops::ScalarOpId id) {
-  const auto* ew = dynamic_cast<const ops::Elemwise*>(&node.op());
+  const auto* ew = graph::op_if<ops::Elemwise>(node.op());
   return ew && ew->scalar() == id;
 }
 bool is_elemwise_cast(const Apply& node) { return is_elemwise(node, ops::ScalarOpId::Cast); }
@@ -161,7 +161,7 @@ std::vector<Var> grad(const Var& cost, const std::vector<Var>& wrt, const GradOp
     if (!any || all_discrete) {
       // Integer-valued results are piecewise constant: zero gradient to every input they depend
       // on (Theano's rule), except through a shape, which does not depend on the values.
-      if (dynamic_cast<const ops::ShapeOf*>(&node.op())) continue;
+      if (graph::op_if<ops::ShapeOf>(node.op())) continue;
       for (auto& in : node.inputs())
         if (depends.count(in.get()) && !constants.count(in.get())) zero.insert(in.get());
       continue;
