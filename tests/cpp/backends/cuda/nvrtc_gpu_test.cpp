@@ -3,6 +3,7 @@
 // reaches NVRTC's options and the caches. Skips without a device (fails under THEON_GPU_SIM=1).
 #include "backends/cuda/gpu_test_support.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/nvrtc_test_support.hpp"
 
 #include <theon/theon.hpp>
 
@@ -10,53 +11,22 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 namespace theon::backends::cuda {
 namespace {
 
-namespace fs = std::filesystem;
+using nvrtc_testing::fresh_kernel;
 
-// A kernel no cache (memory or disk) has seen: its source names this process, a clock tick and `tag`.
-KernelSource fresh_kernel(const std::string& tag) {
-  static std::atomic<int> serial{0};
-  const std::string unique = std::to_string(getpid()) + "_" +
-                             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "_" +
-                             std::to_string(++serial);
-  const std::string name = "theon_test_" + tag;
-  std::string code = "// " + unique + "\nextern \"C\" __global__ void " + name +
-                     "(float* y, const float* a, const float* b, const float* c, int n) {\n"
-                     "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                     "  if (i < n) y[i] = a[i] * b[i] + c[i];\n"
-                     "}\n";
-  return {name, code, {name}};
-}
-
-class NvrtcGpu : public ::testing::Test {
+class NvrtcGpu : public nvrtc_testing::PrivateCompiledirTest {
  protected:
   void SetUp() override {
     THEON_REQUIRE_CUDA_DEVICES(1);
-    saved_ = config();
-    // A new folder per test: the cache remembers folders it verified (by path) per process.
-    static int serial = 0;
-    dir_ = fs::temp_directory_path() /
-           ("theon-nvrtc-gpu-test-" + std::to_string(getpid()) + "-" + std::to_string(++serial));
-    fs::remove_all(dir_);
-    config().compiledir = dir_.string();  // nothing on disk either
+    use_private_compiledir();
   }
-  void TearDown() override {
-    config() = saved_;
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  Config saved_;
-  fs::path dir_;
 };
 
 TEST_F(NvrtcGpu, DifferentKernelsCompileConcurrently) {

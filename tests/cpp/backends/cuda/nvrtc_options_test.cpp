@@ -2,6 +2,7 @@
 // NVRTC, no device): --fmad=false unless config().fmad (the CPU never contracts a*b+c), the
 // option is part of the cache key, and one source compiles once however many threads ask.
 #include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/nvrtc_test_support.hpp"
 
 #include <theon/theon.hpp>
 
@@ -9,51 +10,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 namespace theon::backends::cuda {
 namespace {
 
-namespace fs = std::filesystem;
+using nvrtc_testing::fresh_kernel;
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-KernelSource fresh_kernel(const std::string& tag) {
-  static std::atomic<int> serial{0};
-  const std::string name = "theon_opt_test_" + tag;
-  const std::string code = "// " + std::to_string(getpid()) + " " +
-                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + " " +
-                           std::to_string(++serial) + "\nextern \"C\" __global__ void " + name +
-                           "(float* y, const float* a, const float* b, const float* c) {\n"
-                           "  y[threadIdx.x] = a[threadIdx.x] * b[threadIdx.x] + c[threadIdx.x];\n}\n";
-  return {name, code, {name}};
-}
-
-class NvrtcOptions : public ::testing::Test {
- protected:
-  void SetUp() override {
-    saved_ = config();
-    // A new folder per test: the cache remembers folders it verified (by path) per process.
-    static int serial = 0;
-    dir_ = fs::temp_directory_path() /
-           ("theon-nvrtc-options-test-" + std::to_string(getpid()) + "-" + std::to_string(++serial));
-    fs::remove_all(dir_);
-    config().compiledir = dir_.string();
-  }
-  void TearDown() override {
-    config() = saved_;
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  Config saved_;
-  fs::path dir_;
-};
+class NvrtcOptions : public nvrtc_testing::PrivateCompiledirTest {};
 
 TEST_F(NvrtcOptions, NoFmaContractionUnlessConfigured) {
   EXPECT_FALSE(Config().fmad) << "fmad is off by default";
