@@ -112,3 +112,10 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped under THEON_GPU_SIM=1, which must not skip: {reason}"
+
+
+@pytest.fixture
+def on_gpu():
+    """Every function compiled in the test runs on the GPU (and fails rather than fall back)."""
+    with theon.config.change_flags(device="cuda", on_fallback="raise"):
+        yield

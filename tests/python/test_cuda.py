@@ -19,12 +19,6 @@ needs_gpu = pytest.mark.skipif(not STATUS.ok, reason=f"no usable CUDA device: {S
 
 # ---------------------------------------------------------------- with a GPU
 
-@pytest.fixture
-def on_gpu():
-    with theon.config.change_flags(device="cuda", on_fallback="raise"):
-        yield
-
-
 @needs_gpu
 def test_cuda_status_with_gpu():
     s = theon.cuda_status()

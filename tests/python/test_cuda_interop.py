@@ -12,12 +12,6 @@ STATUS = theon.cuda_status()
 needs_gpu = pytest.mark.skipif(not STATUS.ok, reason=f"no usable CUDA device: {STATUS.reason}")
 
 
-@pytest.fixture
-def on_gpu():
-    with theon.config.change_flags(device="cuda", on_fallback="raise"):
-        yield
-
-
 @needs_gpu
 def test_torch_dlpack_round_trip(on_gpu):
     torch = pytest.importorskip("torch")
