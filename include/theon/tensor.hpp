@@ -38,43 +38,20 @@ THEON_TYPED_VARS(l)
 #undef THEON_TYPED_VARS
 
 // ---- elementwise (NumPy broadcasting, NEP 50 promotion) ----
-Var add(const Var& a, const Var& b);
-Var sub(const Var& a, const Var& b);
-Var mul(const Var& a, const Var& b);
-Var true_div(const Var& a, const Var& b);
-Var floor_div(const Var& a, const Var& b);
-Var mod(const Var& a, const Var& b);
-Var pow(const Var& a, const Var& b);
-Var neg(const Var& a);
-Var abs(const Var& a);
-Var sign(const Var& a);
-Var sqr(const Var& a);
-Var lt(const Var& a, const Var& b);
-Var gt(const Var& a, const Var& b);
-Var le(const Var& a, const Var& b);
-Var ge(const Var& a, const Var& b);
-Var eq(const Var& a, const Var& b);
-Var neq(const Var& a, const Var& b);
-Var and_(const Var& a, const Var& b);
-Var or_(const Var& a, const Var& b);
-Var xor_(const Var& a, const Var& b);
-Var invert(const Var& a);  // logical not for bool, bitwise for integers
-Var exp(const Var& a);
-Var log(const Var& a);
-Var log1p(const Var& a);
-Var expm1(const Var& a);
-Var sqrt(const Var& a);
-Var tanh(const Var& a);
-Var sigmoid(const Var& a);
-Var softplus(const Var& a);
-Var sin(const Var& a);
-Var cos(const Var& a);
-Var relu(const Var& a);
-Var maximum(const Var& a, const Var& b);
-Var minimum(const Var& a, const Var& b);
-Var clip(const Var& x, const Var& lo, const Var& hi);
-/// switch(cond, a, b): a where cond is true, else b (Theano's T.switch; numpy.where).
-Var switch_(const Var& cond, const Var& a, const Var& b);
+// One builder per THEON_SCALAR_BUILDER row of theon/scalar_ops.def: add, sub, mul, true_div,
+// floor_div, mod, pow, neg, abs, sign, sqr, maximum, minimum, clip(x, lo, hi), relu, lt, gt,
+// le, ge, eq, neq, and_, or_, xor_, invert (logical not for bool, bitwise for integers), exp,
+// log, log1p, expm1, sqrt, tanh, sigmoid, softplus, sin, cos, switch_(cond, a, b) (Theano's
+// T.switch; numpy.where), ... (docs/OPS.md lists them all).
+#define THEON_SCALAR_BUILDER(builder, functor, arity) THEON_TENSOR_ELEMWISE_##arity(builder)
+#define THEON_TENSOR_ELEMWISE_1(builder) Var builder(const Var& a);
+#define THEON_TENSOR_ELEMWISE_2(builder) Var builder(const Var& a, const Var& b);
+#define THEON_TENSOR_ELEMWISE_3(builder) Var builder(const Var& a, const Var& b, const Var& c);
+#include <theon/scalar_ops.def>
+#undef THEON_TENSOR_ELEMWISE_1
+#undef THEON_TENSOR_ELEMWISE_2
+#undef THEON_TENSOR_ELEMWISE_3
+#undef THEON_SCALAR_BUILDER
 Var where(const Var& cond, const Var& a, const Var& b);
 Var cast(const Var& x, DType dtype);
 
@@ -148,6 +125,15 @@ Var log_softmax(const Var& x, int axis = -1);
 Var categorical_crossentropy(const Var& coding_dist, const Var& true_dist);
 /// One-hot rows of length n for integer indices (dtype defaults to floatX).
 Var one_hot(const Var& indices, int64_t n, std::optional<DType> dtype = std::nullopt);
+
+// ---- generated from the THEON_OP rows of theon/ops.def with a signature other than Custom ----
+#define THEON_OP(name, family, signature) THEON_TENSOR_BUILDER_##signature(name)
+#define THEON_TENSOR_BUILDER_Custom(name)
+#define THEON_TENSOR_BUILDER_AxisScan(name) Var name(const Var& x, std::optional<int> axis = std::nullopt);
+#include <theon/ops.def>
+#undef THEON_TENSOR_BUILDER_Custom
+#undef THEON_TENSOR_BUILDER_AxisScan
+#undef THEON_OP
 
 }  // namespace theon::tensor
 

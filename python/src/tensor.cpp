@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -33,17 +34,36 @@ void init_tensor(nb::module_& m) {
     return tensor::tensor(parse_dtype(dtype), shape, name);
   }, nb::arg("dtype"), nb::arg("shape"), nb::arg("name") = "");
 
+  // Generated from the registry rows (theon/scalar_ops.def, theon/ops.def): each builder under
+  // its C++ name, and `generated_builders()` listing them with their signature so the Python
+  // package gives each a theon.tensor name without a hand-written line.
+  std::vector<std::pair<std::string, std::string>> generated;
+#define THEON_SCALAR_BUILDER(builder, functor, arity) THEON_BIND_ELEMWISE_##arity(builder)
+#define THEON_BIND_ELEMWISE_1(fn) t.def(#fn, &fn, nb::arg("x")); generated.emplace_back(#fn, "Elemwise1");
+#define THEON_BIND_ELEMWISE_2(fn) t.def(#fn, &fn, nb::arg("a"), nb::arg("b")); generated.emplace_back(#fn, "Elemwise2");
+#define THEON_BIND_ELEMWISE_3(fn) \
+  t.def(#fn, &fn, nb::arg("a"), nb::arg("b"), nb::arg("c")); generated.emplace_back(#fn, "Elemwise3");
+#include <theon/scalar_ops.def>
+#undef THEON_BIND_ELEMWISE_1
+#undef THEON_BIND_ELEMWISE_2
+#undef THEON_BIND_ELEMWISE_3
+#undef THEON_SCALAR_BUILDER
+#define THEON_OP(name, family, signature) THEON_BIND_##signature(name)
+#define THEON_BIND_Custom(name)
+#define THEON_BIND_AxisScan(name) \
+  t.def(#name, &name, nb::arg("x"), nb::arg("axis") = nb::none()); generated.emplace_back(#name, "AxisScan");
+#include <theon/ops.def>
+#undef THEON_BIND_Custom
+#undef THEON_BIND_AxisScan
+#undef THEON_OP
+  t.def("generated_builders", [generated] { return generated; });
+
 #define BIN(name) t.def(#name, &name, nb::arg("a"), nb::arg("b"));
-  BIN(add) BIN(sub) BIN(mul) BIN(true_div) BIN(floor_div) BIN(mod) BIN(pow)
-  BIN(lt) BIN(gt) BIN(le) BIN(ge) BIN(eq) BIN(neq) BIN(and_) BIN(or_) BIN(xor_)
-  BIN(maximum) BIN(minimum) BIN(dot) BIN(matmul)
+  BIN(dot) BIN(matmul)
 #undef BIN
 #define UN(name) t.def(#name, &name, nb::arg("x"));
-  UN(neg) UN(abs) UN(sign) UN(sqr) UN(invert) UN(exp) UN(log) UN(log1p) UN(expm1) UN(sqrt) UN(tanh)
-  UN(sigmoid) UN(softplus) UN(sin) UN(cos) UN(relu) UN(shape) UN(size)
+  UN(shape) UN(size)
 #undef UN
-  t.def("clip", &clip, nb::arg("x"), nb::arg("lo"), nb::arg("hi"));
-  t.def("switch", &switch_, nb::arg("cond"), nb::arg("a"), nb::arg("b"));
   t.def("cast", [](const Var& x, const std::string& dt) { return cast(x, parse_dtype(dt)); });
 
 #define RED(name)                                                                           \

@@ -30,7 +30,7 @@ class Op {
  public:
   virtual ~Op() = default;
 
-  /// Which op this is (a row of ops/ops.def). Passes and kernels test it; a class serving
+  /// Which op this is (a row of theon/ops.def). Passes and kernels test it; a class serving
   /// several kinds (Reduce: Sum, Max, ...) answers the one it was built as.
   virtual OpKind kind() const = 0;
   /// The kind's name ("Elemwise", "Dot", "Sum"), for printing and errors.

@@ -1,5 +1,5 @@
 // OpKind: which op a node applies, as an enum over the rows of the op registry
-// (ops/ops.def, THEON_OP_KIND). Passes, placement and kernels test kinds rather than names;
+// (include/theon/ops.def, THEON_OP_KIND). Passes, placement and kernels test kinds rather than names;
 // the enum lives here because Op::kind() is part of the op contract. ops.def is a list of
 // names with no code, so including it from this layer adds no dependency on ops.
 #pragma once
@@ -11,7 +11,7 @@ namespace theon::graph {
 
 enum class OpKind {
 #define THEON_OP_KIND(kind, cls, visibility) kind,
-#include "ops/ops.def"
+#include <theon/ops.def>
 #undef THEON_OP_KIND
 };
 
@@ -28,7 +28,7 @@ struct OpKindInfo {
 
 inline constexpr std::array op_kinds = {
 #define THEON_OP_KIND(kind, cls, visibility) OpKindInfo{OpKind::kind, #kind, #cls, OpVisibility::visibility},
-#include "ops/ops.def"
+#include <theon/ops.def>
 #undef THEON_OP_KIND
 };
 

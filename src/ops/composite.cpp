@@ -99,7 +99,7 @@ void exec_instr(ScalarOpId id, const BlockArgs& b) {
   case ScalarOpId::functor:                         \
     exec_##kind<scalar::functor, arity>(name, b);   \
     return;
-#include "ops/scalar/scalar_ops.def"
+#include <theon/scalar_ops.def>
 #undef THEON_SCALAR_OP
     case ScalarOpId::Count: break;
   }

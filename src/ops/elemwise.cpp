@@ -20,7 +20,7 @@ namespace {
 
 const ScalarOpInfo kScalarOps[] = {
 #define THEON_SCALAR_OP(functor, name, arity, kind) {name, arity, ScalarKind::kind, #functor},
-#include "ops/scalar/scalar_ops.def"
+#include <theon/scalar_ops.def>
 #undef THEON_SCALAR_OP
 };
 

@@ -116,7 +116,7 @@ void run_elemwise(ScalarOpId id, const std::vector<Array>& inputs, Array& out) {
   case ScalarOpId::functor:                                   \
     run_##kind<scalar::functor, arity>(name, inputs, out);    \
     return;
-#include "ops/scalar/scalar_ops.def"
+#include <theon/scalar_ops.def>
 #undef THEON_SCALAR_OP
     case ScalarOpId::Count: break;
   }

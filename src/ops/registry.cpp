@@ -1,13 +1,21 @@
 #include "ops/registry.hpp"
 
+#include "ops/scalar/scalar_op_id.hpp"
+
 namespace theon::ops {
 
 const std::vector<OpEntry>& registered_ops() {
-  static const std::vector<OpEntry> ops = {
-#define THEON_OP(name, family) {#name, #family},
-#include "ops/ops.def"
+  static const std::vector<OpEntry> ops = [] {
+    std::vector<OpEntry> list;
+#define THEON_SCALAR_BUILDER(builder, functor, arity) \
+    list.push_back({std::string(scalar_op_info(ScalarOpId::functor).name), "Elemwise"});
+#include <theon/scalar_ops.def>
+#undef THEON_SCALAR_BUILDER
+#define THEON_OP(name, family, signature) list.push_back({#name, #family});
+#include <theon/ops.def>
 #undef THEON_OP
-  };
+    return list;
+  }();
   return ops;
 }
 

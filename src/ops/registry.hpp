@@ -1,4 +1,6 @@
-// The list of user-facing ops (ops.def), for the test harness and generated docs.
+// The list of user-facing ops: the elementwise builders of theon/scalar_ops.def (under the
+// scalar op's name: "and", "switch") and the THEON_OP rows of theon/ops.def. The test harness
+// enumerates it; docs/OPS.md lists it.
 #pragma once
 #include <string>
 #include <vector>

@@ -4,6 +4,7 @@ Variables (T.matrix, T.fvector, ...), every op of Theon's C++ ``tensor::`` names
 Theano's names, T.nnet, T.grad and T.verify_grad.
 """
 import builtins as _builtins
+import keyword as _keyword
 
 import numpy as _np
 
@@ -158,7 +159,7 @@ def clip(x, min, max):
 
 def switch(cond, ift, iff):
     """ift where cond is true, else iff (numpy.where)."""
-    return _w(_t.switch(_v(cond), _v(ift), _v(iff)))
+    return _w(_t.switch_(_v(cond), _v(ift), _v(iff)))
 
 
 where = switch
@@ -367,6 +368,35 @@ ones = _filled(1)
 def fill(model, value):
     return alloc(value, *[model.shape[i] for i in range(as_tensor_variable(model).ndim)]) \
         if as_tensor_variable(model).ndim else as_tensor_variable(value) + zeros_like(model)
+
+
+# ---- builders generated from the op registry ------------------------------------------
+# Every builder of theon/scalar_ops.def and of the non-Custom rows of theon/ops.def gets its
+# Theano-style name here unless a hand-written wrapper above already gives one (aliases,
+# Theano's extra arguments). A new registry row needs no line in this file.
+def _axis_scan(fn, name):
+    def op(x, axis=None):
+        return _w(fn(_v(x), None if axis is None else int(axis)))
+    op.__name__ = name
+    op.__doc__ = f"{name} along `axis` (None: over the flattened tensor)."
+    return op
+
+
+def _ternary(fn, name):
+    def op(a, b, c):
+        return _w(fn(_v(a), _v(b), _v(c)))
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name}."
+    return op
+
+
+_GENERATED = {"Elemwise1": _unary, "Elemwise2": _binary, "Elemwise3": _ternary, "AxisScan": _axis_scan}
+for _name, _signature in _t.generated_builders():
+    # C++ spells names that clash with keywords with a trailing underscore (switch_, and_);
+    # Python keeps it only where the bare name is a Python keyword too (and_, or_).
+    _public = _name[:-1] if _name.endswith("_") and not _keyword.iskeyword(_name[:-1]) else _name
+    if _public not in globals():
+        globals()[_public] = _GENERATED[_signature](getattr(_t, _name), _public)
 
 
 # ---- gradients (theon.gradient) -----------------------------------------------------

@@ -1,4 +1,4 @@
-// ScalarOpId: the scalar ops of scalar_ops.def as an enum, with their names, arities and kinds.
+// ScalarOpId: the scalar ops of theon/scalar_ops.def as an enum, with their names, arities and kinds.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -9,7 +9,7 @@ enum class ScalarKind : uint8_t { Arith, FloatFn, Compare, Logic, Select, Cast }
 
 enum class ScalarOpId : uint8_t {
 #define THEON_SCALAR_OP(functor, name, arity, kind) functor,
-#include "ops/scalar/scalar_ops.def"
+#include <theon/scalar_ops.def>
 #undef THEON_SCALAR_OP
   Count
 };

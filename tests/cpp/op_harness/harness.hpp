@@ -1,4 +1,4 @@
-// The op harness: one table of cases over the op registry (src/ops/ops.def). Each case
+// The op harness: one table of cases over the op registry (include/theon/ops.def). Each case
 // builds a graph from input Vars, runs it through theon::function on random inputs of
 // several shapes (broadcasting, size-0 and size-1 dims) and layouts (contiguous, transposed,
 // strided), and compares with an independent float64 reference written here in the tests.

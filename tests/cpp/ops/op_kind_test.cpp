@@ -1,4 +1,4 @@
-// OpKind: every kind of the registry (ops/ops.def) is answered by its Op class, names
+// OpKind: every kind of the registry (include/theon/ops.def) is answered by its Op class, names
 // round-trip, and make_op rebuilds each kind whose props describe it (the others state why).
 #include "autodiff/grad_ops.hpp"
 #include "ops/argmax.hpp"

@@ -1,0 +1,36 @@
+// tensor:: builders generated from the THEON_OP rows of theon/ops.def whose signature is not
+// Custom. Each row declares the ops-layer builder its family file defines and wraps it; a
+// family file whose builder has another signature fails to link, naming it.
+#include <theon/error.hpp>
+#include <theon/tensor.hpp>
+
+#include "graph/node.hpp"
+
+namespace theon::ops {
+#define THEON_OP(name, family, signature) THEON_OPS_BUILDER_##signature(name)
+#define THEON_OPS_BUILDER_Custom(name)
+#define THEON_OPS_BUILDER_AxisScan(name) graph::VarPtr name(const graph::VarPtr& x, std::optional<int> axis);
+#include <theon/ops.def>
+#undef THEON_OPS_BUILDER_Custom
+#undef THEON_OPS_BUILDER_AxisScan
+#undef THEON_OP
+}  // namespace theon::ops
+
+namespace theon::tensor {
+namespace {
+[[maybe_unused]] graph::VarPtr need(const Var& v, const char* op) {
+  if (!v.defined()) throw ValueError(std::string(op) + ": use of an undefined Var");
+  return v.node();
+}
+}  // namespace
+
+#define THEON_OP(name, family, signature) THEON_API_BUILDER_##signature(name)
+#define THEON_API_BUILDER_Custom(name)
+#define THEON_API_BUILDER_AxisScan(name) \
+  Var name(const Var& x, std::optional<int> axis) { return Var(ops::name(need(x, #name), axis)); }
+#include <theon/ops.def>
+#undef THEON_API_BUILDER_Custom
+#undef THEON_API_BUILDER_AxisScan
+#undef THEON_OP
+
+}  // namespace theon::tensor
