@@ -4,7 +4,7 @@
 // backend's reason, and the op's L_op says whether it has a gradient. Each kind must be
 // tested somewhere: user kinds by an op-harness case whose graph contains the kind (found by
 // building every case), internal kinds by a harness graph too or by the test files named in
-// kNotes. The matrix is rendered as docs/OPS.md; the test fails when the checked-in file
+// notes(). The matrix is rendered as docs/OPS.md; the test fails when the checked-in file
 // differs (THEON_UPDATE_OPS_MD=1 rewrites it), so the table users read cannot go stale.
 #include "harness.hpp"
 
@@ -430,7 +430,7 @@ std::vector<std::string> check(const Matrix& m) {
     if (user && row.harness_ops.empty())
       fail(row, "a user kind that no op-harness case exercises: add a case (tests/cpp/op_harness)");
     if (!user && row.harness_ops.empty() && (note == notes().end() || note->second.tested_by.empty()))
-      fail(row, "an internal kind that no harness graph contains and kNotes names no test for");
+      fail(row, "an internal kind that no harness graph contains and notes() in support_matrix_test.cpp names no test for");
     if (note != notes().end())
       for (const std::string& file : note->second.tested_by)
         if (!std::filesystem::exists(std::filesystem::path(THEON_SOURCE_DIR) / file))
