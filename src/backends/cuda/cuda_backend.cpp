@@ -15,6 +15,7 @@ CudaBackend::CudaBackend() {
   register_nnet_kernels(*this);
   register_shape_kernels(*this);
   register_blas_kernels(*this);
+  register_grad_kernels(*this);
 }
 
 Support CudaBackend::available() const {
