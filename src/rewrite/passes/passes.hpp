@@ -26,8 +26,9 @@ bool canonicalize_pass(graph::FunctionGraph& fgraph);
 /// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
 bool specialize_pass(graph::FunctionGraph& fgraph);
 
-/// Marks Elemwise/Composite nodes whose output may overwrite an input buffer that nothing
-/// reads afterwards (inplace.cpp: the exact rule is documented there). Tags fast_run, inplace.
+/// Replaces nodes whose output 0 may overwrite an input buffer that nothing reads afterwards
+/// by their op's inplace variant (Op::inplace_variant; inplace.cpp documents the exact rule).
+/// Tags fast_run, inplace.
 bool inplace_pass(graph::FunctionGraph& fgraph);
 
 /// Registers the passes above (idempotent). Called by the pipeline on first use.
