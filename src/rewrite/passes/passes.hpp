@@ -1,6 +1,7 @@
 // The standard rewrite passes. Each is a small function `bool pass(FunctionGraph&)` that
-// returns whether it changed the graph; register_standard_passes() adds them to the
-// pipeline with their positions and tags (modes are tag queries, see pipeline.hpp).
+// returns whether it changed the graph; register_standard_passes() (register.cpp: one table)
+// adds them to the pipeline with their positions and tags (modes are tag queries, see
+// pipeline.hpp). The top of each pass's file says what must run before and after it.
 #pragma once
 #include "graph/function_graph.hpp"
 
