@@ -212,7 +212,7 @@ const LocalRewriter& canonicalizer() {
   static const LocalRewriter rewriter(
       "canonicalize",
       {
-          // name                   triggers on       rewrite
+          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
           {"mul_by_one", {K::Elemwise}, on_output0(mul_by_one)},
           {"add_zero", {K::Elemwise}, on_output0(add_zero)},
           {"sub_zero", {K::Elemwise}, on_output0(sub_zero)},

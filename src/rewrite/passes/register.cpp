@@ -14,7 +14,7 @@ void register_standard_passes() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::vector<Pass> standard = {
-        // name            tags                                          position  run
+        // {name, tags, position, run}
         {"merge", {"fast_run", "fast_compile", "merge"}, 0, merge_pass},
         {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, constant_fold_pass},
         {"canonicalize", {"fast_run", "canonicalize"}, 10, canonicalize_pass},

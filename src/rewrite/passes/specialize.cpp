@@ -138,7 +138,7 @@ const LocalRewriter& specializer() {
   // One sweep over the graph (no fixed point): no rule's result is another rule's pattern.
   static const LocalRewriter rewriter("specialize",
                                       {
-                                          // name                  triggers on                   rewrite
+                                          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
                                           {"dot_add_to_gemm", {K::Elemwise}, on_output0(dot_add_to_gemm)},
                                           {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy},
                                       },
