@@ -136,13 +136,14 @@ Replacements softmax_crossentropy(graph::FunctionGraph&, Apply& xent) {
 const LocalRewriter& specializer() {
   using K = graph::OpKind;
   // One sweep over the graph (no fixed point): no rule's result is another rule's pattern.
-  static const LocalRewriter rewriter("specialize",
-                                      {
-                                          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
-                                          {"dot_add_to_gemm", {K::Elemwise}, on_output0(dot_add_to_gemm)},
-                                          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy},
-                                      },
-                                      /*max_sweeps=*/1);
+  static const LocalRewriter rewriter(
+      "specialize",
+      {
+          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
+          {"dot_add_to_gemm", {K::Elemwise}, on_output0(dot_add_to_gemm)},
+          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy},
+      },
+      /*max_sweeps=*/1);
   return rewriter;
 }
 
