@@ -10,6 +10,7 @@
 #include <theon/error.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,11 @@ class Op {
   virtual std::map<int, int> view_map() const { return {}; }
   /// Output index -> the input index it overwrites (inplace variants).
   virtual std::map<int, int> destroy_map() const { return {}; }
+  /// The variant of this op whose output `output` overwrites input `input` (destroy_map
+  /// {output: input}), or null when the op has none (or already destroys an input). The
+  /// caller (the inplace pass) has checked that the input has the output's exact type and
+  /// that nothing reads the input's memory afterwards.
+  virtual std::shared_ptr<const Op> inplace_variant(int /*output*/, int /*input*/) const { return nullptr; }
   /// False for ops never merged or folded (random, transfer, print, collectives).
   virtual bool pure() const { return true; }
   virtual Cost cost(const Apply& node, const std::vector<Shape>& input_shapes) const;

@@ -38,6 +38,11 @@ class Composite final : public graph::Op {
   std::map<int, int> destroy_map() const override {
     return inplace_ >= 0 ? std::map<int, int>{{0, inplace_}} : std::map<int, int>{};
   }
+  /// with_inplace(input) for output 0 of a Composite not yet inplace, when the dtypes allow.
+  std::shared_ptr<const graph::Op> inplace_variant(int output, int input) const override {
+    if (output != 0 || inplace_ >= 0 || input < 0 || input >= num_inputs()) return nullptr;
+    return input_dtypes_[input] == value_dtype(outputs_[0]) ? with_inplace(input) : nullptr;
+  }
 
   const std::vector<DType>& input_dtypes() const { return input_dtypes_; }
   const std::vector<CompositeInstr>& program() const { return program_; }

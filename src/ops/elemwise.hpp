@@ -8,6 +8,7 @@
 #include <theon/dtype.hpp>
 
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace theon::ops {
@@ -24,6 +25,10 @@ class Elemwise final : public graph::Op {
   int inplace() const { return inplace_; }
   std::map<int, int> destroy_map() const override {
     return inplace_ >= 0 ? std::map<int, int>{{0, inplace_}} : std::map<int, int>{};
+  }
+  std::shared_ptr<const graph::Op> inplace_variant(int output, int input) const override {
+    if (output != 0 || input < 0 || inplace_ >= 0) return nullptr;
+    return std::make_shared<Elemwise>(scalar_, out_dtype_, input);
   }
 
   static constexpr graph::OpKind kKind = graph::OpKind::Elemwise;

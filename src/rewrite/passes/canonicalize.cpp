@@ -1,7 +1,12 @@
 // canonicalize: local algebraic simplifications applied to a fixed point (repeated sweeps in
-// topological order, at most kMaxSweeps). Every replacement keeps the exact static type of
-// the variable it replaces (dtype, rank and dims); a rule whose result would differ (a
-// constant that broadcast x to a larger shape, an integer input promoted to float) does not fire.
+// topological order, at most kMaxSweeps): a table of named rules (one row per rewrite, at the
+// bottom of this file) run by LocalRewriter (rewrite/local_rewrite.hpp). Every replacement
+// keeps the exact static type of the variable it replaces (dtype, rank and dims); a rule
+// whose result would differ (a constant that broadcast x to a larger shape, an integer input
+// promoted to float) does not fire.
+//
+// Runs after merge and constant_fold (folded constants expose x * 1, x + 0) and before specialize, fusion and inplace (those match plain Elemwise nodes
+// and the simplified graph; inplace must see the final nodes).
 //
 //   x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1  -> x     (constants of any dtype, all elements equal)
 //   neg(neg(x))                                -> x
@@ -18,17 +23,17 @@
 #include "ops/nnet.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
+#include "rewrite/local_rewrite.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
 #include <theon/error.hpp>
 
-#include <unordered_set>
-
 namespace theon::rewrite {
 namespace {
 
 using graph::Apply;
+using graph::FunctionGraph;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
@@ -70,61 +75,103 @@ VarPtr same_type(const VarPtr& candidate, const graph::Variable& out) {
   return candidate && candidate->type == out.type ? candidate : nullptr;
 }
 
-VarPtr rewrite_elemwise(Apply& node) {
-  const auto& op = static_cast<const ops::Elemwise&>(node.op());
-  const graph::Variable& out = *node.output_raw(0);
-  const auto& in = node.inputs();
-  switch (op.scalar()) {
-    case ScalarOpId::Mul:
-      if (is_constant_all(in[1], 1))
-        if (auto r = same_type(in[0], out)) return r;
-      if (is_constant_all(in[0], 1)) return same_type(in[1], out);
-      return nullptr;
-    case ScalarOpId::Add:
-      if (is_constant_all(in[1], 0))
-        if (auto r = same_type(in[0], out)) return r;
-      if (is_constant_all(in[0], 0)) return same_type(in[1], out);
-      return nullptr;
-    case ScalarOpId::Sub:
-      return is_constant_all(in[1], 0) ? same_type(in[0], out) : nullptr;
-    case ScalarOpId::TrueDiv:
-      return is_constant_all(in[1], 1) ? same_type(in[0], out) : nullptr;
-    case ScalarOpId::Neg:
-      if (const Apply* inner = elemwise_owner(in[0], ScalarOpId::Neg)) return same_type(inner->input(0), out);
-      return nullptr;
-    case ScalarOpId::Log: {
-      if (const Apply* inner = elemwise_owner(in[0], ScalarOpId::Exp)) return same_type(inner->input(0), out);
-      if (in[0]->owner && in[0]->owner->op().kind() == graph::OpKind::Softmax) {
-        const auto& sm = static_cast<const ops::Softmax&>(in[0]->owner->op());
-        return same_type(ops::softmax(in[0]->owner->input(0), sm.axis(), /*log=*/true), out);
-      }
-      if (const Apply* sig = elemwise_owner(in[0], ScalarOpId::Sigmoid)) {  // -softplus(-x)
-        VarPtr x = sig->input(0);
-        if (!is_float(x->type.dtype)) return nullptr;
-        VarPtr sp = ops::elemwise(ScalarOpId::Softplus, {ops::elemwise(ScalarOpId::Neg, {x})});
-        return same_type(ops::elemwise(ScalarOpId::Neg, {sp}), out);
-      }
-      if (const Apply* sub = elemwise_owner(in[0], ScalarOpId::Sub); sub && is_constant_all(sub->input(0), 1))
-        if (const Apply* sig = elemwise_owner(sub->input(1), ScalarOpId::Sigmoid)) {  // -softplus(x)
-          VarPtr x = sig->input(0);
-          if (!is_float(x->type.dtype) || x->type != out.type) return nullptr;
-          return same_type(ops::elemwise(ScalarOpId::Neg, {ops::elemwise(ScalarOpId::Softplus, {x})}), out);
-        }
-      return nullptr;
-    }
-    default: return nullptr;
-  }
+// ---- the rules: one function per row of the table below ----
+
+/// The Elemwise op of `node` when it computes `id`, else null.
+const ops::Elemwise* elemwise_is(const Apply& node, ScalarOpId id) {
+  const auto* op = graph::op_if<ops::Elemwise>(node.op());
+  return op && op->scalar() == id ? op : nullptr;
 }
 
-VarPtr rewrite_dimshuffle(Apply& node) {
-  const auto& outer = static_cast<const ops::DimShuffle&>(node.op());
+/// x * 1, 1 * x -> x
+VarPtr mul_by_one(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Mul)) return nullptr;
+  const auto& in = node.inputs();
+  if (is_constant_all(in[1], 1))
+    if (auto r = same_type(in[0], *node.output_raw(0))) return r;
+  if (is_constant_all(in[0], 1)) return same_type(in[1], *node.output_raw(0));
+  return nullptr;
+}
+
+/// x + 0, 0 + x -> x
+VarPtr add_zero(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Add)) return nullptr;
+  const auto& in = node.inputs();
+  if (is_constant_all(in[1], 0))
+    if (auto r = same_type(in[0], *node.output_raw(0))) return r;
+  if (is_constant_all(in[0], 0)) return same_type(in[1], *node.output_raw(0));
+  return nullptr;
+}
+
+/// x - 0 -> x
+VarPtr sub_zero(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Sub)) return nullptr;
+  return is_constant_all(node.input(1), 0) ? same_type(node.input(0), *node.output_raw(0)) : nullptr;
+}
+
+/// x / 1 -> x
+VarPtr div_by_one(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::TrueDiv)) return nullptr;
+  return is_constant_all(node.input(1), 1) ? same_type(node.input(0), *node.output_raw(0)) : nullptr;
+}
+
+/// neg(neg(x)) -> x
+VarPtr neg_neg(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Neg)) return nullptr;
+  if (const Apply* inner = elemwise_owner(node.input(0), ScalarOpId::Neg)) return same_type(inner->input(0), *node.output_raw(0));
+  return nullptr;
+}
+
+/// log(exp(x)) -> x
+VarPtr log_exp(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
+  if (const Apply* inner = elemwise_owner(node.input(0), ScalarOpId::Exp)) return same_type(inner->input(0), *node.output_raw(0));
+  return nullptr;
+}
+
+/// log(softmax(x, axis)) -> log_softmax(x, axis)
+VarPtr log_softmax(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
+  const VarPtr& in = node.input(0);
+  if (!in->owner || in->owner->op().kind() != graph::OpKind::Softmax) return nullptr;
+  const auto& sm = static_cast<const ops::Softmax&>(in->owner->op());
+  return same_type(ops::softmax(in->owner->input(0), sm.axis(), /*log=*/true), *node.output_raw(0));
+}
+
+/// log(sigmoid(x)) -> -softplus(-x)
+VarPtr log_sigmoid(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
+  const Apply* sig = elemwise_owner(node.input(0), ScalarOpId::Sigmoid);
+  if (!sig) return nullptr;
+  VarPtr x = sig->input(0);
+  if (!is_float(x->type.dtype)) return nullptr;
+  VarPtr sp = ops::elemwise(ScalarOpId::Softplus, {ops::elemwise(ScalarOpId::Neg, {x})});
+  return same_type(ops::elemwise(ScalarOpId::Neg, {sp}), *node.output_raw(0));
+}
+
+/// log(1 - sigmoid(x)) -> -softplus(x)
+VarPtr log_one_minus_sigmoid(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
+  const graph::Variable& out = *node.output_raw(0);
+  const Apply* sub = elemwise_owner(node.input(0), ScalarOpId::Sub);
+  if (!sub || !is_constant_all(sub->input(0), 1)) return nullptr;
+  const Apply* sig = elemwise_owner(sub->input(1), ScalarOpId::Sigmoid);
+  if (!sig) return nullptr;
+  VarPtr x = sig->input(0);
+  if (!is_float(x->type.dtype) || x->type != out.type) return nullptr;
+  return same_type(ops::elemwise(ScalarOpId::Neg, {ops::elemwise(ScalarOpId::Softplus, {x})}), out);
+}
+
+/// dimshuffle(dimshuffle(x)) -> one dimshuffle; an identity dimshuffle -> x
+VarPtr dimshuffle_chain(FunctionGraph&, Apply& node) {
+  const auto& outer = graph::op_as<ops::DimShuffle>(node.op());
   const graph::Variable& out = *node.output_raw(0);
   VarPtr x = node.input(0);
   std::vector<int> pattern = outer.pattern();
   const graph::Variable* in = x.get();
   const bool nested = in->owner && in->owner->op().kind() == graph::OpKind::DimShuffle;
   if (nested) {
-    const auto& inner = static_cast<const ops::DimShuffle&>(in->owner->op());
+    const auto& inner = graph::op_as<ops::DimShuffle>(in->owner->op());
     for (int& p : pattern) p = p < 0 ? -1 : inner.pattern()[p];
     x = in->owner->input(0);
   }
@@ -135,9 +182,9 @@ VarPtr rewrite_dimshuffle(Apply& node) {
   return same_type(ops::dimshuffle(x, pattern), out);
 }
 
-VarPtr rewrite_reshape(Apply& node) {
-  // reshape(reshape(x, s1), s2) -> reshape(x, s2): C-order reshapes compose. Only for an outer
-  // reshape to a shape vector: a flatten keeps its input's leading dims, which s1 decides.
+/// reshape(reshape(x, s1), s2) -> reshape(x, s2): C-order reshapes compose. Only for an outer
+/// reshape to a shape vector: a flatten keeps its input's leading dims, which s1 decides.
+VarPtr reshape_chain(FunctionGraph&, Apply& node) {
   if (node.inputs().size() != 2) return nullptr;
   const graph::Variable* in = node.input(0).get();
   if (!in->owner || in->owner->op().kind() != graph::OpKind::Reshape) return nullptr;
@@ -146,12 +193,12 @@ VarPtr rewrite_reshape(Apply& node) {
   return merged->output(0);
 }
 
-VarPtr rewrite_sum(Apply& node) {
-  // sum(broadcast_to(s, shape)) over every axis, s a 0-d variable: s * size(shape).
-  const auto& op = static_cast<const ops::Reduce&>(node.op());
+/// sum(broadcast_to(s, shape)) over every axis, s a 0-d variable: s * size(shape).
+VarPtr sum_of_broadcast(FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const ops::Reduce&>(node.op());  // keyed on Sum
   const graph::Variable& out = *node.output_raw(0);
   const graph::Variable* in = node.input(0).get();
-  if (op.kind() != graph::OpKind::Sum || !in->owner || in->owner->op().kind() != graph::OpKind::BroadcastTo) return nullptr;
+  if (!in->owner || in->owner->op().kind() != graph::OpKind::BroadcastTo) return nullptr;
   if (static_cast<int>(op.axes().size()) != in->type.ndim()) return nullptr;
   VarPtr s = in->owner->input(0);
   if (s->type.ndim() != 0 || !is_float(s->type.dtype) || s->type.dtype != out.type.dtype) return nullptr;
@@ -160,47 +207,31 @@ VarPtr rewrite_sum(Apply& node) {
   return same_type(ops::elemwise(ScalarOpId::Mul, {s, ops::literal(static_cast<double>(n), false)}), out);
 }
 
-VarPtr rewrite_node(Apply& node) {
-  if (!node.op().pure() || node.num_outputs() != 1) return nullptr;
-  try {
-    switch (node.op().kind()) {
-      case graph::OpKind::Elemwise: return rewrite_elemwise(node);
-      case graph::OpKind::DimShuffle: return rewrite_dimshuffle(node);
-      case graph::OpKind::Reshape: return rewrite_reshape(node);
-      case graph::OpKind::Sum: return rewrite_sum(node);
-      default: return nullptr;
-    }
-  } catch (const Error&) {
-    // a builder refused the replacement: the rule does not apply
-  }
-  return nullptr;
+const LocalRewriter& canonicalizer() {
+  using K = graph::OpKind;
+  static const LocalRewriter rewriter(
+      "canonicalize",
+      {
+          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
+          {"mul_by_one", {K::Elemwise}, on_output0(mul_by_one)},
+          {"add_zero", {K::Elemwise}, on_output0(add_zero)},
+          {"sub_zero", {K::Elemwise}, on_output0(sub_zero)},
+          {"div_by_one", {K::Elemwise}, on_output0(div_by_one)},
+          {"neg_neg", {K::Elemwise}, on_output0(neg_neg)},
+          {"log_exp", {K::Elemwise}, on_output0(log_exp)},
+          {"log_softmax", {K::Elemwise}, on_output0(log_softmax)},
+          {"log_sigmoid", {K::Elemwise}, on_output0(log_sigmoid)},
+          {"log_one_minus_sigmoid", {K::Elemwise}, on_output0(log_one_minus_sigmoid)},
+          {"dimshuffle_chain", {K::DimShuffle}, on_output0(dimshuffle_chain)},
+          {"reshape_chain", {K::Reshape}, on_output0(reshape_chain)},
+          {"sum_of_broadcast", {K::Sum}, on_output0(sum_of_broadcast)},
+      },
+      kMaxSweeps);
+  return rewriter;
 }
 
 }  // namespace
 
-bool canonicalize_pass(graph::FunctionGraph& fgraph) {
-  bool changed = false;
-  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
-    bool any = false;
-    const std::vector<graph::ApplyPtr> nodes = fgraph.nodes();  // a snapshot: replace re-sorts
-    std::unordered_set<const Apply*> live;
-    auto refresh = [&] {
-      live.clear();
-      for (auto& n : fgraph.nodes()) live.insert(n.get());
-    };
-    refresh();
-    for (const graph::ApplyPtr& node : nodes) {
-      if (!live.count(node.get())) continue;  // removed by an earlier replacement
-      VarPtr replacement = rewrite_node(*node);
-      if (!replacement) continue;
-      fgraph.replace(node->output(0), replacement, "canonicalize");
-      any = true;
-      refresh();
-    }
-    if (!any) break;
-    changed = true;
-  }
-  return changed;
-}
+bool canonicalize_pass(FunctionGraph& fgraph) { return canonicalizer().run(fgraph).changed; }
 
 }  // namespace theon::rewrite

@@ -1,10 +1,14 @@
+// constant_fold: evaluates pure nodes whose inputs are all constants (outputs up to
+// kMaxFoldedElements elements each) and replaces their outputs by constants of the exact
+// static type. A node whose evaluation raises is left for run time.
+//
+// Runs after merge (each constant subexpression is folded once) and before canonicalize
+// (folded constants expose x * 1, x + 0, ...); passes after it may build new constant
+// subexpressions that stay unfolded.
 #include "graph/op.hpp"
 #include "rewrite/passes/passes.hpp"
-#include "rewrite/pipeline.hpp"
 
 #include <theon/error.hpp>
-
-#include <mutex>
 
 namespace theon::rewrite {
 
@@ -55,19 +59,6 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph) {
   if (replacements.empty()) return false;
   fgraph.replace_all(replacements, "constant_fold");
   return true;
-}
-
-void register_standard_passes() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_pass({"merge", {"fast_run", "fast_compile", "merge"}, 0, merge_pass});
-    register_pass({"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, constant_fold_pass});
-    register_pass({"canonicalize", {"fast_run", "canonicalize"}, 10, canonicalize_pass});
-    register_pass({"specialize", {"fast_run", "specialize"}, 40, specialize_pass});
-    register_pass({"fusion", {"fast_run", "fusion"}, 50, fusion_pass});
-    register_pass({"inplace", {"fast_run", "inplace"}, 90, inplace_pass});
-    register_pass({"merge_again", {"fast_run", "fast_compile", "merge"}, 100, merge_pass});
-  });
 }
 
 }  // namespace theon::rewrite

@@ -12,6 +12,9 @@
 // one FusedReduce node (ops/fused_reduce.hpp), e.g. sum(exp(x - m)) in one pass with no
 // full-size intermediate. The elementwise region is formed first, so the reduction takes all
 // of it. Only in graphs that run on the CPU (see cpu_only below).
+//
+// Runs after canonicalize and specialize (their rules match single Elemwise nodes, which a
+// Composite hides) and before inplace (Composites have inplace variants).
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"

@@ -1,10 +1,15 @@
-// Inplace: an Elemwise or Composite node whose output 0 may overwrite one of its inputs is
-// replaced by its inplace variant (destroy_map {0: k}), so the executor can write the result
-// into the input's buffer instead of allocating one.
+// Inplace: a node whose output 0 may overwrite one of its inputs is replaced by its op's
+// inplace variant (Op::inplace_variant(0, k): destroy_map {0: k}), so the executor can write
+// the result into the input's buffer instead of allocating one. The pass knows no op class:
+// an op takes part by overriding inplace_variant (today Elemwise and Composite).
+//
+// Runs last but for merge_again: after canonicalize, specialize and fusion (the nodes it marks
+// must be final: a later rewrite would have to keep destroy_maps and the last-reader rule),
+// before merge_again (the final clean-up).
 //
 // The rule (static; the executor re-checks everything at run time and allocates when a check
 // fails, so the pass only marks candidates). Input k of node n may be destroyed when:
-//  - n is an Elemwise or a Composite that is not already inplace;
+//  - n's op destroys no input yet and has an inplace variant for output 0 and input k;
 //  - input k has the dtype of output 0 and its static type cannot broadcast against it: in
 //    every dim the input is not statically 1 unless the output is, and known sizes agree;
 //  - the memory of input k is an intermediate: following view_map from k to the variable
@@ -17,8 +22,7 @@
 //    another layout); the same variable at several positions is fine (element i is read
 //    before element i is written).
 // At most one input per node is destroyed (the first that qualifies).
-#include "ops/composite.hpp"
-#include "ops/elemwise.hpp"
+#include "graph/op.hpp"
 #include "rewrite/passes/passes.hpp"
 
 #include <algorithm>
@@ -80,12 +84,10 @@ bool inplace_pass(FunctionGraph& fg) {
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> pairs;
   std::unordered_map<const Variable*, graph::VarPtr> replaced;  // old output -> new (chains)
   for (auto& n : nodes) {
-    const auto* ew = graph::op_if<ops::Elemwise>(n->op());
-    const auto* comp = graph::op_if<ops::Composite>(n->op());
-    if ((!ew && !comp) || !n->op().destroy_map().empty()) continue;
+    if (n->num_outputs() == 0 || !n->op().destroy_map().empty()) continue;
     const graph::TensorType& out = n->output_raw(0)->type;
-    int chosen = -1;
-    for (int k = 0; k < static_cast<int>(n->inputs().size()) && chosen < 0; ++k) {
+    std::shared_ptr<const graph::Op> op;  // the inplace variant chosen
+    for (int k = 0; k < static_cast<int>(n->inputs().size()) && !op; ++k) {
       const Variable* in = n->input(k).get();
       const Variable* r = root_of(in);
       if (!same_static_shape(in->type, out) || !intermediate_root(r)) continue;
@@ -93,12 +95,9 @@ bool inplace_pass(FunctionGraph& fg) {
       bool other_alias = false;
       for (auto& other : n->inputs())
         if (other.get() != in && root_of(other.get()) == r) other_alias = true;
-      if (!other_alias) chosen = k;
+      if (!other_alias) op = n->op().inplace_variant(0, k);
     }
-    if (chosen < 0) continue;
-    std::shared_ptr<graph::Op> op;
-    if (ew) op = std::make_shared<ops::Elemwise>(ew->scalar(), ew->out_dtype(), chosen);
-    else op = comp->with_inplace(chosen);
+    if (!op) continue;
     std::vector<graph::TensorType> types;
     for (int o = 0; o < n->num_outputs(); ++o) types.push_back(n->output_raw(o)->type);
     std::vector<graph::VarPtr> inputs;

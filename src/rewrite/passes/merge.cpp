@@ -1,3 +1,9 @@
+// merge: common-subexpression elimination. Equal constants (dtype, shape, bytes, weakness)
+// become one variable, then nodes with equal ops (equals(): kind and props) and the same
+// inputs become one, in topological order. Impure ops never merge.
+//
+// Runs first (position 0: later passes see each value once, constant_fold folds it once)
+// and again last as merge_again (after inplace: rewrites may have built equal nodes).
 #include "graph/op.hpp"
 #include "rewrite/passes/passes.hpp"
 

@@ -1,6 +1,7 @@
 // The standard rewrite passes. Each is a small function `bool pass(FunctionGraph&)` that
-// returns whether it changed the graph; register_standard_passes() adds them to the
-// pipeline with their positions and tags (modes are tag queries, see pipeline.hpp).
+// returns whether it changed the graph; register_standard_passes() (register.cpp: one table)
+// adds them to the pipeline with their positions and tags (modes are tag queries, see
+// pipeline.hpp). The top of each pass's file says what must run before and after it.
 #pragma once
 #include "graph/function_graph.hpp"
 
@@ -26,8 +27,9 @@ bool canonicalize_pass(graph::FunctionGraph& fgraph);
 /// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
 bool specialize_pass(graph::FunctionGraph& fgraph);
 
-/// Marks Elemwise/Composite nodes whose output may overwrite an input buffer that nothing
-/// reads afterwards (inplace.cpp: the exact rule is documented there). Tags fast_run, inplace.
+/// Replaces nodes whose output 0 may overwrite an input buffer that nothing reads afterwards
+/// by their op's inplace variant (Op::inplace_variant; inplace.cpp documents the exact rule).
+/// Tags fast_run, inplace.
 bool inplace_pass(graph::FunctionGraph& fgraph);
 
 /// Registers the passes above (idempotent). Called by the pipeline on first use.

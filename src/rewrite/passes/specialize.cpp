@@ -10,11 +10,17 @@
 //   crossentropy and its softmax output every other use of the softmax (the gradient's
 //   SoftmaxCrossentropyGrad, which Softmax::L_op emits, and e.g. an argmax of predictions),
 //   so the row pass runs once. User names move to the replacements.
+//
+// A table of named rules run once over the graph by LocalRewriter (rewrite/local_rewrite.hpp).
+// Runs after canonicalize (which removes x * 1 and x + 0 around products) and before fusion
+// (which would hide the add and the scalings inside a Composite) and inplace (which must see
+// the final nodes).
 #include "graph/op.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/gemm.hpp"
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
+#include "rewrite/local_rewrite.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -23,7 +29,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <unordered_set>
 
 namespace theon::rewrite {
 namespace {
@@ -89,8 +94,9 @@ std::pair<double, VarPtr> match_scaled(const graph::FunctionGraph& fg, const Var
   return {1.0, v};
 }
 
-VarPtr rewrite_add(const graph::FunctionGraph& fg, Apply& node) {
-  const auto& op = static_cast<const ops::Elemwise&>(node.op());
+/// dot + c, c + dot, dot - c, c - dot and their scaled forms -> Gemm.
+VarPtr dot_add_to_gemm(graph::FunctionGraph& fg, Apply& node) {
+  const auto& op = graph::op_as<ops::Elemwise>(node.op());
   const bool add = op.scalar() == ScalarOpId::Add, sub = op.scalar() == ScalarOpId::Sub;
   const graph::Variable& out = *node.output_raw(0);
   if ((!add && !sub) || out.type.ndim() != 2 || out.type.dtype == DType::Bool) return nullptr;
@@ -114,7 +120,7 @@ VarPtr rewrite_add(const graph::FunctionGraph& fg, Apply& node) {
 /// categorical_crossentropy(softmax(x), labels) -> SoftmaxCrossentropy(x, labels): the
 /// (old, new) pairs for the crossentropy and its softmax, or none when the pattern or the
 /// types do not match exactly.
-std::vector<std::pair<VarPtr, VarPtr>> rewrite_softmax_crossentropy(Apply& xent) {
+Replacements softmax_crossentropy(graph::FunctionGraph&, Apply& xent) {
   const VarPtr &p = xent.input(0), &labels = xent.input(1);
   if (!p->owner || p->owner->op().kind() != graph::OpKind::Softmax || p->owner->num_outputs() != 1) return {};
   const auto& sm_op = static_cast<const ops::Softmax&>(p->owner->op());
@@ -127,36 +133,22 @@ std::vector<std::pair<VarPtr, VarPtr>> rewrite_softmax_crossentropy(Apply& xent)
   return {{loss, fused[0]}, {p, fused[1]}};  // replace_all carries the user's names over
 }
 
+const LocalRewriter& specializer() {
+  using K = graph::OpKind;
+  // One sweep over the graph (no fixed point): no rule's result is another rule's pattern.
+  static const LocalRewriter rewriter(
+      "specialize",
+      {
+          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
+          {"dot_add_to_gemm", {K::Elemwise}, on_output0(dot_add_to_gemm)},
+          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy},
+      },
+      /*max_sweeps=*/1);
+  return rewriter;
+}
+
 }  // namespace
 
-bool specialize_pass(graph::FunctionGraph& fgraph) {
-  bool changed = false;
-  const std::vector<graph::ApplyPtr> nodes = fgraph.nodes();  // a snapshot: replace re-sorts
-  std::unordered_set<const Apply*> live;
-  auto refresh = [&] {
-    live.clear();
-    for (auto& n : fgraph.nodes()) live.insert(n.get());
-  };
-  refresh();
-  for (const graph::ApplyPtr& node : nodes) {
-    if (!live.count(node.get())) continue;
-    const graph::OpKind kind = node->op().kind();
-    std::vector<std::pair<VarPtr, VarPtr>> pairs;
-    try {
-      if (kind == graph::OpKind::Elemwise) {
-        if (VarPtr r = rewrite_add(fgraph, *node)) pairs.emplace_back(node->output(0), r);
-      } else if (kind == graph::OpKind::CategoricalCrossentropy) {
-        pairs = rewrite_softmax_crossentropy(*node);
-      }
-    } catch (const Error&) {
-      continue;  // the builder refused: the rule does not apply
-    }
-    if (pairs.empty()) continue;
-    fgraph.replace_all(pairs, "specialize");
-    changed = true;
-    refresh();
-  }
-  return changed;
-}
+bool specialize_pass(graph::FunctionGraph& fgraph) { return specializer().run(fgraph).changed; }
 
 }  // namespace theon::rewrite
