@@ -54,6 +54,10 @@ struct Case {
   /// with it. Integer results are exact either way (integer atomics commute).
   bool float_atomics = false;
   double atomics_tol32 = 1e-6, atomics_tol64 = 1e-14;
+  /// Also check the gradient against central finite differences (theon::verify_grad) at
+  /// float64 inputs of every non-empty shape set: the op's gradient row. Cases whose op has
+  /// no gradient (integer outputs) or a separate gradient suite (tests/cpp/autodiff) leave it off.
+  bool check_grad = false;
 };
 
 /// The dtypes of `c` this run covers (THEON_HARNESS_DTYPES, above).

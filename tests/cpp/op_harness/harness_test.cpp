@@ -108,7 +108,42 @@ TEST_P(OpHarness, MatchesFloat64Reference) {
   run_case(c, tolerance(c, false), " (deterministic)");
 }
 
+// The cases with a gradient row (check_grad), as their own suite: a skip would fail the
+// simulator's runs, which refuse skipped tests.
+std::vector<Case> gradient_cases() {
+  std::vector<Case> out;
+  for (const Case& c : all_cases())
+    if (c.check_grad) out.push_back(c);
+  return out;
+}
+
+class OpHarnessGradient : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OpHarnessGradient, MatchesFiniteDifferences) {
+  const Case& c = GetParam();
+  const Device device = Device::parse(config().device);
+  if (device.is_cuda()) THEON_REQUIRE_CUDA_DEVICES(device.index + 1);
+  uint64_t seed = 1000;
+  for (const auto& shapes : c.shapes) {
+    std::vector<Array> points;
+    bool empty = false;
+    for (const Shape& s : shapes) {
+      points.push_back(random_array(DType::Float64, s, c.domain, seed++));
+      empty = empty || shape_size(s) == 0;
+    }
+    if (empty) continue;
+    std::string where = c.op + " " + c.label + " shapes";
+    for (auto& s : shapes) where += " " + shape_str(s);
+    try {
+      verify_grad(c.build, points);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << where << ": " << e.what();
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, OpHarness, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Ops, OpHarnessGradient, ::testing::ValuesIn(gradient_cases()), case_name);
 
 TEST(OpHarnessRegistry, EveryRegisteredOpHasACase) {
   std::set<std::string> covered;

@@ -26,7 +26,7 @@ const std::vector<AxisCase> kAxisCases = {
 void add(std::vector<Case>& cases, const std::string& op, std::vector<D> dtypes,
          std::function<Var(const Var&, tensor::Axes, bool)> build, std::function<D(D)> out, double init,
          std::function<double(double, double)> combine, std::function<double(double, int64_t)> finish = nullptr,
-         bool skip_empty = false) {
+         bool skip_empty = false, bool check_grad = false) {
   for (auto& ac : kAxisCases) {
     Case c;
     c.op = op;
@@ -43,6 +43,7 @@ void add(std::vector<Case>& cases, const std::string& op, std::vector<D> dtypes,
     };
     c.rtol32 = 1e-5;
     c.atol32 = 1e-5;
+    c.check_grad = check_grad;
     cases.push_back(c);
   }
 }
@@ -55,7 +56,7 @@ void add_reduce_cases(std::vector<Case>& cases) {
   const std::vector<D> numbers = {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool};
   const double inf = std::numeric_limits<double>::infinity();
   add(cases, "sum", numbers, [](auto& x, auto a, bool k) { return tensor::sum(x, a, k); }, sum_dtype, 0,
-      [](double a, double b) { return a + b; });
+      [](double a, double b) { return a + b; }, nullptr, false, /*check_grad=*/true);
   add(cases, "prod", numbers, [](auto& x, auto a, bool k) { return tensor::prod(x, a, k); }, sum_dtype, 1,
       [](double a, double b) { return a * b; });
   add(cases, "mean", {D::Float32, D::Float64, D::Int32, D::Bool}, [](auto& x, auto a, bool k) { return tensor::mean(x, a, k); },
