@@ -38,7 +38,9 @@ TEST(CpuBackend, EveryOpKindHasAKernel) {
     const graph::ApplyPtr node = node_of(info.kind);
     const backends::Support s = cpu.supports(*node);
     EXPECT_TRUE(s.ok) << info.name << ": " << s.reason;
-    if (s.ok) EXPECT_FALSE(cpu.kernel(*node).name().empty()) << info.name;
+    if (s.ok) {
+      EXPECT_FALSE(cpu.kernel(*node).name().empty()) << info.name;
+    }
   }
 }
 
