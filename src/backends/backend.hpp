@@ -28,7 +28,8 @@ class Kernel {
   /// A short name for explain() and the profiler ("reference", "onednn", "cblas").
   virtual std::string name() const = 0;
   virtual std::shared_ptr<KernelPlan> prepare(const graph::Apply&, const std::vector<Shape>&) const { return nullptr; }
-  /// Outputs arrive allocated as for Op::perform (views are set by the kernel).
+  /// Outputs arrive allocated (contiguous, infer_shape's shapes) except outputs in the op's
+  /// view_map, which the kernel sets.
   virtual void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
                    std::vector<Array>& outputs) const = 0;
 };

@@ -134,7 +134,7 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
           tr.device = want.str();
           tr.is_transfer = true;
           tr.reason = "input " + in->label() + " of " + node->op().display() + " lives on " + have.str();
-          tr.kernel = &cpu.kernel(*tr.node);  // Transfer::perform copies through the device ops
+          tr.kernel = &cpu.kernel(*tr.node);  // the CPU's Transfer kernel copies through the device ops
           tr.inputs = {s};
           const int out = slot_of(copy, want);
           tr.outputs = {out};

@@ -134,6 +134,10 @@ std::vector<VarPtr> Op::L_op(const Apply&, const std::vector<VarPtr>&) const {
   throw NotImplementedError(display() + ": gradient not implemented");
 }
 
+void Op::perform(const Apply&, const std::vector<Array>&, std::vector<Array>&) const {
+  throw InternalError(name() + " has no reference implementation in ops/; its kernels live in backends");
+}
+
 std::vector<VarPtr> Op::R_op(const Apply&, const std::vector<VarPtr>&) const {
   throw NotImplementedError(display() + ": R_op (forward-mode derivative) not implemented");
 }

@@ -1,7 +1,8 @@
 // The op contract. Each op is defined in ONE place (a file under src/ops/): its builder
 // validates inputs and infers types (make_node), and the class below gives its run-time
-// shape rule, reference implementation, gradient, aliasing and cost. Backends register
-// kernels for ops by kind; an op never includes a backend.
+// shape rule, gradient, aliasing and cost: its semantics. Backends implement them, with
+// kernels registered by kind (the CPU's loops live in backends/cpu); an op never includes a
+// backend. Only views build their outputs themselves (perform).
 #pragma once
 #include "graph/node.hpp"
 #include "graph/op_kind.hpp"
@@ -48,9 +49,12 @@ class Op {
   /// Throws ShapeError naming the op, the inputs' labels and the shapes at fault.
   virtual std::vector<Shape> infer_shape(const Apply& node, const std::vector<Array>& inputs) const = 0;
 
-  /// The reference implementation. `outputs` arrive allocated (contiguous, the shapes of
-  /// infer_shape) except outputs listed in view_map, which perform sets to views itself.
-  virtual void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const = 0;
+  /// The view construction of ops whose semantics is metadata: views (DimShuffle, Reshape,
+  /// BroadcastTo, Subtensor, zero_grad/disconnected_grad) set `outputs` to views of their
+  /// inputs, Shape writes the input's shape; valid for arrays on any device, so every
+  /// backend uses it. Ops that compute declare semantics only: their loops are kernels of
+  /// the backends (backends/cpu/*_cpu.cpp, backends/cuda/), and this default throws.
+  virtual void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const;
 
   /// Gradient (Theano's L_op): the gradients of the cost with respect to each input, given
   /// those with respect to each output (null where an output is unused). Null entries mean

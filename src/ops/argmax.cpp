@@ -23,26 +23,6 @@ std::string empty_message(const std::string& where, bool is_max, const std::stri
          ")";
 }
 
-// The index of the extreme of n values starting at p with stride s. NaN beats everything and
-// the first NaN is kept, so numpy's "NaN is the maximum (and the minimum)" holds.
-template <class T>
-int64_t arg_extreme(const T* p, int64_t n, int64_t s, bool is_max) {
-  int64_t best = 0;
-  T v0 = p[0];
-  if constexpr (std::is_floating_point_v<T>)
-    if (std::isnan(v0)) return 0;
-  for (int64_t i = 1; i < n; ++i) {
-    T v = p[i * s];
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(v)) return i;
-    if (is_max ? v > v0 : v < v0) {
-      v0 = v;
-      best = i;
-    }
-  }
-  return best;
-}
-
 }  // namespace
 
 graph::OpProps ArgMax::props() const {
@@ -81,43 +61,6 @@ std::vector<Shape> ArgMax::infer_shape(const Apply& node, const std::vector<Arra
     for (int d = 0; d < static_cast<int>(in.size()); ++d)
       if (d != *axis_) out.push_back(in[d]);
   return {out};
-}
-
-void for_each_lane(const Shape& shape, int axis, const std::vector<Strides>& strides,
-                   const std::function<void(const std::vector<int64_t>& offsets)>& fn) {
-  // The lane's axis goes last so OuterLoop walks all the others.
-  Shape outer;
-  std::vector<Strides> st(strides.size());
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
-    if (d != axis) {
-      outer.push_back(shape[d]);
-      for (size_t k = 0; k < strides.size(); ++k) st[k].push_back(strides[k][d]);
-    }
-  outer.push_back(shape[axis]);
-  for (size_t k = 0; k < strides.size(); ++k) st[k].push_back(strides[k][axis]);
-  std::vector<const Strides*> ptrs;
-  for (auto& s : st) ptrs.push_back(&s);
-  detail::OuterLoop loop(outer, ptrs, std::vector<int64_t>(strides.size(), 0));
-  for (int64_t r = 0; r < loop.count(); ++r, loop.next()) fn(loop.offsets());
-}
-
-void ArgMax::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  // Flattened: row-major order of the logical tensor, whatever its layout.
-  const Array in = axis_ ? inputs[0] : inputs[0].contiguous().reshape({inputs[0].size()});
-  const int axis = axis_.value_or(0);
-  Array& out = outputs[0];
-  int64_t* po = out.data<int64_t>();
-  Strides out_st(in.ndim(), 0);
-  Strides out_contig = contiguous_strides(out.shape());
-  for (int d = 0, k = 0; d < in.ndim(); ++d)
-    if (d != axis) out_st[d] = out_contig[k++];
-  const int64_t n = in.shape()[axis], s = in.strides()[axis];
-  detail::visit_dtype(in.dtype(), [&]<class T>() {
-    const T* pi = in.data<T>();
-    for_each_lane(in.shape(), axis, {in.strides(), out_st}, [&](const std::vector<int64_t>& off) {
-      po[off[1]] = arg_extreme(pi + off[0], n, s, is_max_);
-    });
-  });
 }
 
 graph::Cost ArgMax::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {

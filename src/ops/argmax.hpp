@@ -21,7 +21,6 @@ class ArgMax final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// An integer output: no gradient flows to the input (nullptr).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -34,12 +33,5 @@ class ArgMax final : public graph::Op {
 /// argmax(x, axis, keepdims) (is_max) or argmin. Throws ShapeError for a bad axis and
 /// ValueError when the reduced axis is statically empty.
 graph::VarPtr argmax(const graph::VarPtr& x, std::optional<int> axis, bool keepdims, bool is_max);
-
-/// Walks every 1-d lane of `shape` along `axis`: fn(offsets) gets each operand's offset of
-/// the lane's first element. `strides` holds one Strides per operand in `shape`'s dims (0
-/// along `axis` for an operand without it); the lane itself is left to the caller, whose
-/// loop runs shape[axis] steps of strides[k][axis]. Shared with softmax.
-void for_each_lane(const Shape& shape, int axis, const std::vector<Strides>& strides,
-                   const std::function<void(const std::vector<int64_t>& offsets)>& fn);
 
 }  // namespace theon::ops

@@ -53,26 +53,6 @@ std::vector<Shape> Dot::infer_shape(const Apply& node, const std::vector<Array>&
   return {out};
 }
 
-void Dot::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array &a = inputs[0], &b = inputs[1];
-  GemmShape g = dot_geometry(node, a.shape(), b.shape());
-  // Strides as 2-d (m, k) and (k, n) views, whatever the vector cases.
-  int64_t a_rs = a.ndim() == 2 ? a.strides()[0] : 0, a_cs = a.strides().back();
-  int64_t b_rs = b.strides()[0], b_cs = b.ndim() == 2 ? b.strides()[1] : 0;
-  detail::visit_dtype(a.dtype(), [&]<class T>() {
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    T* po = outputs[0].data<T>();
-    for (int64_t i = 0; i < g.m; ++i)
-      for (int64_t j = 0; j < g.n; ++j) {
-        Acc acc = 0;
-        for (int64_t p = 0; p < g.k; ++p) acc += Acc(pa[i * a_rs + p * a_cs]) * Acc(pb[p * b_rs + j * b_cs]);
-        po[i * g.n + j] = static_cast<T>(acc);
-      }
-  });
-}
-
 graph::Cost Dot::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);
   GemmShape g = dot_geometry(node, input_shapes[0], input_shapes[1]);

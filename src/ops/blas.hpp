@@ -1,7 +1,7 @@
 // Dot: Theano's dot for vectors and matrices (vector.vector, matrix.vector, vector.matrix,
 // matrix.matrix). Integer products are exact (int64 accumulation, NumPy's wrap on store).
-// The CPU backend runs float32 through oneDNN and float64 through CBLAS; perform() is the
-// reference (double accumulation) the tests compare them with.
+// The CPU backend runs float32 through oneDNN and float64 through CBLAS, other dtypes through
+// exact loops (double accumulation; backends/cpu/blas_reference.cpp).
 #pragma once
 #include "graph/op.hpp"
 
@@ -12,7 +12,6 @@ class Dot final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::Dot;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };

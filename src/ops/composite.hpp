@@ -2,9 +2,9 @@
 // users: it is internal, like SumTo, and not in ops.def). Its inputs all have one rank (they
 // were Elemwise inputs, already rank-aligned and cast); its inner program is a list of
 // scalar instructions over ScalarOpId, each reading inputs or earlier results, and its
-// outputs are instruction results. perform() is a block interpreter using the scalar
-// functors of scalar_ops.hpp; the CPU backend compiles the same program to C++
-// (backends/cpu/fused_cpu.cpp) when a compiler is available.
+// outputs are instruction results. The CPU backend compiles the program to C++
+// (backends/cpu/fused_cpu.cpp) when a compiler is available, else runs its block interpreter
+// (backends/cpu/elemwise_cpu.cpp) over the scalar functors of scalar_ops.hpp.
 #pragma once
 #include "graph/op.hpp"
 #include "ops/scalar/scalar_op_id.hpp"
@@ -64,7 +64,6 @@ class Composite final : public graph::Op {
   graph::OpProps props() const override;
   std::string display() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// Fusion runs after gradients are built (in function()), so a Composite is never differentiated.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -76,10 +75,5 @@ class Composite final : public graph::Op {
   std::vector<std::vector<bool>> output_deps_;
   int inplace_ = -1;
 };
-
-/// Runs `op`'s program over `outputs` (allocated with infer_shape's shapes, any strides):
-/// the interpreter, shared with the CPU backend's fallback.
-void run_composite(const Composite& op, const graph::Apply& node, const std::vector<Array>& inputs,
-                   std::vector<Array>& outputs);
 
 }  // namespace theon::ops

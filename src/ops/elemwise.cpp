@@ -181,10 +181,6 @@ std::vector<Shape> Elemwise::infer_shape(const Apply& node, const std::vector<Ar
   return {broadcast_shapes(node, inputs)};
 }
 
-void Elemwise::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  run_elemwise(scalar_, inputs, outputs[0]);
-}
-
 graph::Cost Elemwise::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);
   int64_t n = 1;

@@ -36,7 +36,6 @@ class Elemwise final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// A cast presents its input (builders insert them for type promotion).
   bool presents_input() const override { return scalar_ == ScalarOpId::Cast; }
@@ -65,8 +64,5 @@ graph::VarPtr constant(Array value, std::string name = "");
 
 /// NumPy broadcast of run-time shapes (same rank); ShapeError names `node` and its inputs.
 Shape broadcast_shapes(const graph::Apply& node, const std::vector<Array>& inputs);
-
-/// Runs `op` elementwise (reference kernel, shared with the CPU backend).
-void run_elemwise(ScalarOpId op, const std::vector<Array>& inputs, Array& out);
 
 }  // namespace theon::ops

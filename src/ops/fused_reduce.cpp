@@ -1,7 +1,6 @@
 #include "ops/fused_reduce.hpp"
 
 #include "ops/elemwise.hpp"
-#include "ops/reduce_accumulate.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -17,69 +16,7 @@ using graph::Apply;
 
 namespace {
 
-// Elements per chunk: the scratch block (256-512 KiB) stays in L2 between being written by the
-// region and read by the reduction, and is large enough for the generated region kernel to
-// use both threads (it goes parallel from 32K elements).
-constexpr int64_t kChunkElements = 65536;
-
 bool reduced(const std::vector<int>& axes, int d) { return std::binary_search(axes.begin(), axes.end(), d); }
-
-// Folds a contiguous chunk into the accumulators: Reduce's own accumulation
-// (ops/reduce_accumulate.hpp), in the same order, so the results are Reduce's bits.
-template <class Op, class T, class Acc>
-void fold(const Array& chunk, const Strides& acc_strides, Acc* acc) {
-  reduce_fold<Op>(chunk.shape(), chunk.strides(), acc_strides, chunk.data<T>(), acc);
-}
-
-template <class Op, class T>
-void run_typed(const FusedReduce& op, const Shape& full, const std::vector<Array>& inputs, Array& out,
-               const RegionChunkFn& chunk_fn) {
-  using Acc = typename Op::template Acc<T>;
-  const auto& axes = op.axes();
-  const int nd = static_cast<int>(full.size());
-  Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
-  Acc* acc = acc_arr.data<Acc>();
-  std::fill(acc, acc + acc_arr.size(), Op::template init<Acc>());
-  // The accumulators seen from the region's dims: stride 0 along reduced dims.
-  Strides acc_st(nd, 0);
-  const Strides out_contig = contiguous_strides(out.shape());
-  for (int d = 0, k = 0; d < nd; ++d)
-    if (!reduced(axes, d)) acc_st[d] = out_contig[k++];
-  if (shape_size(full) > 0) {
-    // Chunks are ranges of the first dim longer than 1 (all dims before it have size 1), so
-    // visiting them in order visits the region in row-major order.
-    int d0 = 0;
-    while (d0 < nd && full[d0] == 1) ++d0;
-    const DType t = op.region().value_dtype(op.region().outputs()[0]);
-    if (d0 == nd) {
-      Array scratch = Array::empty(full, t);
-      chunk_fn(inputs, scratch);
-      fold<Op, T>(scratch, acc_st, acc);
-    } else {
-      int64_t inner = 1;
-      for (int d = d0 + 1; d < nd; ++d) inner *= full[d];
-      const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(inner, 1));
-      Shape cshape = full;
-      cshape[d0] = std::min(rows, full[d0]);
-      Array scratch = Array::empty(cshape, t);
-      std::vector<Array> views(inputs.size());
-      for (int64_t r0 = 0; r0 < full[d0]; r0 += rows) {
-        const int64_t r1 = std::min(full[d0], r0 + rows);
-        for (size_t k = 0; k < inputs.size(); ++k)
-          views[k] = inputs[k].shape()[d0] == 1 ? inputs[k] : inputs[k].slice(d0, r0, r1);
-        cshape[d0] = r1 - r0;
-        Array part(scratch.buffer(), t, cshape, contiguous_strides(cshape));
-        chunk_fn(views, part);
-        fold<Op, T>(part, acc_st, acc + r0 * acc_st[d0]);
-      }
-    }
-  }
-  int64_t count = 1;
-  for (int a : axes) count *= full[a];
-  reduce_finish<Op>(acc, acc_arr.size(), count);
-  Array converted = acc_arr.astype(out.dtype());
-  std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
-}
 
 }  // namespace
 
@@ -120,23 +57,6 @@ std::vector<Shape> FusedReduce::infer_shape(const Apply& node, const std::vector
                        region_->expression(region_->outputs()[0]) + " has shape " + shape_str(full) + ")");
   }
   return {out};
-}
-
-void run_fused_reduce(const FusedReduce& op, const Apply& node, const std::vector<Array>& inputs,
-                      std::vector<Array>& outputs, const RegionChunkFn& chunk) {
-  const Shape full = broadcast_shapes(node, inputs);
-  const DType t = op.region().value_dtype(op.region().outputs()[0]);
-  // The accumulator type per input dtype is the functor's, as in Reduce::perform.
-  visit_reduce_op(op.reduce_kind(), [&]<class Op>() {
-    detail::visit_dtype(t, [&]<class T>() { run_typed<Op, T>(op, full, inputs, outputs[0], chunk); });
-  });
-}
-
-void FusedReduce::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  run_fused_reduce(*this, node, inputs, outputs, [&](const std::vector<Array>& in, Array& out) {
-    std::vector<Array> outs{out};
-    run_composite(*region_, node, in, outs);
-  });
 }
 
 graph::Cost FusedReduce::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {

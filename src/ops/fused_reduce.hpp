@@ -5,11 +5,11 @@
 // the inputs instead of writing and re-reading a full-size temporary.
 //
 // The region is a Composite with one output (the value reduced); its inputs are the node's
-// inputs. The reduction follows Reduce::perform exactly (accumulators in double for floats,
+// inputs. The reduction follows Reduce's CPU loop exactly (accumulators in double for floats,
 // int64 for integers, bool for any/all; the same order of accumulation: row-major over the
-// region), so results equal the unfused Composite + Reduce bit for bit. perform() computes
-// chunks with the Composite interpreter; the CPU backend (backends/cpu/fused_cpu.cpp) computes
-// them with the Composite's generated kernel.
+// region), so results equal the unfused Composite + Reduce bit for bit. The CPU backend
+// (backends/cpu/reduce_cpu.cpp, fused_cpu.cpp) computes the chunks with the Composite's
+// generated kernel, or its interpreter.
 #pragma once
 #include "ops/composite.hpp"
 #include "ops/reduce.hpp"
@@ -39,7 +39,6 @@ class FusedReduce final : public graph::Op {
   /// "FusedReduce{sum{axes=(1,)}, exp(sub(i0,i1))}".
   std::string display() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// Fusion runs after gradients are built, so a FusedReduce is never differentiated.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -51,13 +50,5 @@ class FusedReduce final : public graph::Op {
   DType out_dtype_;
 };
 
-/// Computes the region's value for one chunk: `inputs` are views of the node's inputs over the
-/// chunk, `out` is a contiguous array of the chunk's shape and the region's output dtype.
-using RegionChunkFn = std::function<void(const std::vector<Array>& inputs, Array& out)>;
-
-/// Runs `op` over `outputs[0]` (allocated with infer_shape's shape), computing the region a
-/// chunk of rows at a time with `chunk`. Shared by perform() and the CPU backend.
-void run_fused_reduce(const FusedReduce& op, const graph::Apply& node, const std::vector<Array>& inputs,
-                      std::vector<Array>& outputs, const RegionChunkFn& chunk);
 
 }  // namespace theon::ops

@@ -68,34 +68,6 @@ std::vector<Shape> Gemm::infer_shape(const Apply& node, const std::vector<Array>
   return {gemm_output_shape(node, inputs[0].shape(), inputs[1].shape(), inputs[2].shape())};
 }
 
-void Gemm::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array &c = inputs[0], &a = inputs[1], &b = inputs[2];
-  const Shape out_shape = gemm_output_shape(node, c.shape(), a.shape(), b.shape());
-  const int64_t m = a.shape()[0], n = b.shape()[1], k = a.shape()[1];
-  const int64_t a_rs = a.strides()[0], a_cs = a.strides()[1], b_rs = b.strides()[0], b_cs = b.strides()[1];
-  const int64_t c_rs = c.shape()[0] == 1 ? 0 : c.strides()[0], c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
-  Array& out = outputs[0];
-  const int64_t o_rs = out.strides()[0], o_cs = out.strides()[1];
-  detail::visit_dtype(a.dtype(), [&]<class T>() {
-    constexpr bool fp = std::is_floating_point_v<T>;
-    using Acc = std::conditional_t<fp, double, uint64_t>;
-    // Integers wrap like NumPy (through uint64: no signed overflow); alpha, beta are integral there.
-    const Acc al = fp ? Acc(alpha_) : Acc(static_cast<int64_t>(alpha_));
-    const Acc be = fp ? Acc(beta_) : Acc(static_cast<int64_t>(beta_));
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    const T* pc = c.data<T>();
-    T* po = out.data<T>();
-    for (int64_t i = 0; i < out_shape[0]; ++i)
-      for (int64_t j = 0; j < out_shape[1]; ++j) {
-        const int64_t pi = m == 1 ? 0 : i, pj = n == 1 ? 0 : j;
-        Acc acc = 0;
-        for (int64_t p = 0; p < k; ++p) acc += Acc(pa[pi * a_rs + p * a_cs]) * Acc(pb[p * b_rs + pj * b_cs]);
-        po[i * o_rs + j * o_cs] = static_cast<T>(al * acc + be * Acc(pc[i * c_rs + j * c_cs]));
-      }
-  });
-}
-
 graph::Cost Gemm::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost cst = Op::cost(node, input_shapes);
   const Shape &a = input_shapes[1], &b = input_shapes[2];

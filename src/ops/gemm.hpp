@@ -1,9 +1,9 @@
 // Gemm: out = alpha * (a . b) + beta * c, an internal op (not in ops.def) that the specialize
 // pass forms from dot(a, b) + c and alpha * dot(a, b) + beta * c. Inputs (c, a, b): a and b
 // matrices, c a matrix of the same dtype; the product and c broadcast against each other as
-// the elementwise add they replace did (either may have size-1 dims at run time). perform()
-// is the reference (double accumulation for floats, exact wrapping int64 for integers); the
-// CPU backend runs float32 through oneDNN and float64 through CBLAS (gemm_kernel.cpp).
+// the elementwise add they replace did (either may have size-1 dims at run time). The CPU
+// backend runs float32 through oneDNN and float64 through CBLAS (gemm_kernel.cpp), integers
+// through an exact loop (wrapping, as NumPy; blas_reference.cpp).
 #pragma once
 #include "graph/op.hpp"
 
@@ -20,7 +20,6 @@ class Gemm final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// Expressed with dot, sum_to and elementwise builders (float dtypes only).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;

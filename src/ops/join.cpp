@@ -114,19 +114,6 @@ std::vector<Shape> Join::infer_shape(const Apply& node, const std::vector<Array>
   return {out};
 }
 
-void Join::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  infer_shape(node, inputs);
-  const Array& out = outputs[0];
-  int64_t at = 0;  // position along the axis
-  for (const Array& in : inputs) {
-    Strides strides = out.strides();
-    const int64_t axis_stride = strides[axis_];
-    if (stack_) strides.erase(strides.begin() + axis_);
-    copy_strided(in, Array(out.buffer(), out.dtype(), in.shape(), strides, out.offset() + at * axis_stride));
-    at += stack_ ? 1 : in.shape()[axis_];
-  }
-}
-
 graph::Cost Join::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);
   c.bytes *= 2;  // every input element is read once and written once

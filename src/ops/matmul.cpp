@@ -137,30 +137,6 @@ std::vector<Shape> BatchedMatmul::infer_shape(const Apply& node, const std::vect
   return {matmul_shape(node, inputs[0].shape(), inputs[1].shape()).out};
 }
 
-void BatchedMatmul::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array &a = inputs[0], &b = inputs[1];
-  const MatmulShape g = matmul_shape(node, a.shape(), b.shape());
-  const MatrixStrides sa = lhs_matrix_strides(a), sb = rhs_matrix_strides(b);
-  detail::visit_dtype(a.dtype(), [&]<class T>() {
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;  // ints wrap like NumPy
-    const T* pa0 = a.data<T>();
-    const T* pb0 = b.data<T>();
-    T* po0 = outputs[0].data<T>();
-    for_each_matmul_batch(g, a, b, [&](int64_t oa, int64_t ob, int64_t oo) {
-      const T* pa = pa0 + oa;
-      const T* pb = pb0 + ob;
-      T* po = po0 + oo;
-      for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) {
-          Acc acc = 0;
-          for (int64_t p = 0; p < g.k; ++p)
-            acc += Acc(pa[i * sa.rows + p * sa.cols]) * Acc(pb[p * sb.rows + j * sb.cols]);
-          po[i * g.n + j] = static_cast<T>(acc);
-        }
-    });
-  });
-}
-
 graph::Cost BatchedMatmul::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);
   const MatmulShape g = matmul_shape(node, input_shapes[0], input_shapes[1]);

@@ -1,8 +1,8 @@
 // BatchedMatmul: numpy.matmul. Leading (batch) dims broadcast NumPy-style; a 1-d first
 // operand is a (1, k) row and a 1-d second one a (k, 1) column, whose dim is then dropped
 // from the result. Operands are promoted to one dtype by the builder (NEP 50, as dot).
-// perform() is the reference (double accumulation for floats, wrapping uint64 for
-// integers); the CPU backend runs float32/float64 batches through oneDNN/CBLAS.
+// The CPU backend runs float32/float64 batches through oneDNN/CBLAS, other dtypes through an
+// exact loop (double accumulation for floats, wrapping uint64 for integers).
 #pragma once
 #include "graph/op.hpp"
 
@@ -15,7 +15,6 @@ class BatchedMatmul final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::BatchedMatmul;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// ga = matmul(gz, swapaxes(b)), gb = matmul(swapaxes(a), gz), vectors promoted and
   /// broadcast batch dims summed back to each operand's shape.

@@ -19,20 +19,13 @@ using graph::VarPtr;
 
 namespace {
 
-// The integer at position i of a vector of any integer dtype and stride.
-int64_t index_at(const Array& v, int64_t i) {
-  return detail::visit_dtype(v.dtype(), [&]<class T>() -> int64_t {
-    return static_cast<int64_t>(v.data<T>()[i * v.strides()[0]]);
-  });
-}
-
 std::string described(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
+
+}  // namespace
 
 std::string crossentropy_call(const Apply& node) {
   return "categorical_crossentropy(" + input_label(node, 0) + ", " + input_label(node, 1) + ")";
 }
-
-}  // namespace
 
 // ---- softmax / log_softmax ----
 
@@ -48,42 +41,6 @@ VarPtr softmax(const VarPtr& x_in, int axis, bool log) {
 
 std::vector<Shape> Softmax::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
   return {inputs[0].shape()};
-}
-
-void Softmax::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array& in = inputs[0];
-  Array& out = outputs[0];
-  const int64_t n = in.shape()[axis_], is = in.strides()[axis_];
-  const Strides out_st = contiguous_strides(out.shape());
-  const int64_t os = out_st[axis_];
-  detail::visit_dtype(in.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* pi = in.data<T>();
-      T* po = out.data<T>();
-      for_each_lane(in.shape(), axis_, {in.strides(), out_st}, [&](const std::vector<int64_t>& off) {
-        const T* x = pi + off[0];
-        T* y = po + off[1];
-        // Subtracting the maximum keeps exp() <= 1, so large inputs cannot overflow; a NaN
-        // anywhere in the lane makes the whole lane NaN, as NumPy.
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t i = 0; i < n; ++i) {
-          double v = x[i * is];
-          if (v > m || std::isnan(v)) m = v;
-          if (std::isnan(m)) break;
-        }
-        double sum = 0;
-        for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * is]) - m);
-        if (log_) {
-          const double log_sum = std::log(sum);
-          for (int64_t i = 0; i < n; ++i) y[i * os] = static_cast<T>(double(x[i * is]) - m - log_sum);
-        } else {
-          for (int64_t i = 0; i < n; ++i) y[i * os] = static_cast<T>(std::exp(double(x[i * is]) - m) / sum);
-        }
-      });
-    } else {
-      throw InternalError("Softmax: non-float input " + std::string(dtype_name(in.dtype())) + " reached perform");
-    }
-  });
 }
 
 graph::Cost Softmax::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
@@ -140,26 +97,6 @@ std::vector<Shape> CategoricalCrossentropy::infer_shape(const Apply& node, const
   return {{c[0]}};
 }
 
-void CategoricalCrossentropy::perform(const Apply& node, const std::vector<Array>& inputs,
-                                      std::vector<Array>& outputs) const {
-  const Array &coding = inputs[0], &targets = inputs[1];
-  const int64_t rows = coding.shape()[0], classes = coding.shape()[1];
-  const int64_t rs = coding.strides()[0], cs = coding.strides()[1];
-  detail::visit_dtype(coding.dtype(), [&]<class T>() {
-    const T* p = coding.data<T>();
-    T* out = outputs[0].data<T>();
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t t = index_at(targets, i);
-      if (t < 0 || t >= classes)
-        throw IndexError(crossentropy_call(node) + ": class index " + std::to_string(t) + " in row " +
-                         std::to_string(i) + " of " + input_label(node, 1) + " is out of range for " +
-                         std::to_string(classes) + " classes (" + input_label(node, 0) + " has shape " +
-                         shape_str(coding.shape()) + ")");
-      out[i] = static_cast<T>(-std::log(double(p[i * rs + t * cs])));
-    }
-  });
-}
-
 graph::Cost CategoricalCrossentropy::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   // Only one probability per row is read, not the whole coding matrix.
   const double rows = static_cast<double>(input_shapes[1][0]);
@@ -189,23 +126,6 @@ VarPtr one_hot(const VarPtr& indices, int64_t n, DType dtype) {
 
 std::vector<Shape> OneHot::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
   return {{inputs[0].shape()[0], n_}};
-}
-
-void OneHot::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array& indices = inputs[0];
-  Array& out = outputs[0];
-  std::fill_n(static_cast<char*>(out.data()), out.nbytes(), 0);  // all-zero bits is 0 for every dtype
-  detail::visit_dtype(out.dtype(), [&]<class T>() {
-    T* p = out.data<T>();
-    for (int64_t i = 0; i < indices.shape()[0]; ++i) {
-      const int64_t j = index_at(indices, i);
-      if (j < 0 || j >= n_)
-        throw IndexError(node.describe() + ": index " + std::to_string(j) + " at position " + std::to_string(i) +
-                         " of " + node.input(0)->label() + " is out of range for " + std::to_string(n_) +
-                         " classes (" + node.input(0)->label() + " has shape " + shape_str(indices.shape()) + ")");
-      p[i * n_ + j] = T(1);
-    }
-  });
 }
 
 graph::Cost OneHot::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {

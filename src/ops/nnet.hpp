@@ -19,7 +19,6 @@ class Softmax final : public graph::Op {
   graph::OpKind kind() const override { return log_ ? graph::OpKind::LogSoftmax : graph::OpKind::Softmax; }
   graph::OpProps props() const override { return {{"axis", std::to_string(axis_)}}; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// softmax: (gz - sum(gz * sm, axis, keepdims)) * sm, or, when gz is the gradient of a
   /// categorical_crossentropy with integer labels of this very output (axis 1 of a matrix),
@@ -43,7 +42,6 @@ class CategoricalCrossentropy final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::CategoricalCrossentropy;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// coding: crossentropy_grad(gz, coding, targets); targets: none.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -66,7 +64,6 @@ class OneHot final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// An integer input: no gradient (nullptr).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -90,7 +87,6 @@ class LabelGather final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::LabelGather;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 graph::VarPtr label_gather(const graph::VarPtr& x, const graph::VarPtr& labels);
@@ -102,7 +98,6 @@ class LabelScatter final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::LabelScatter;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 graph::VarPtr label_scatter(const graph::VarPtr& v, const graph::VarPtr& like, const graph::VarPtr& labels);
@@ -116,9 +111,11 @@ class CrossentropyGrad final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::CrossentropyGrad;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 };
 graph::VarPtr crossentropy_grad(const graph::VarPtr& gz, const graph::VarPtr& coding, const graph::VarPtr& labels);
+
+/// "categorical_crossentropy(p, y)" for a CategoricalCrossentropy node: how its errors name it.
+std::string crossentropy_call(const graph::Apply& node);
 
 }  // namespace theon::ops

@@ -21,21 +21,10 @@ using S = ScalarOpId;
 
 namespace {
 
-// Rows x classes at which the row loops go parallel: below it a thread team costs more
-// than the exps it would share.
-constexpr int64_t kParallelElements = int64_t(1) << 15;
-
 std::string described(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
 
 int num_inputs(const Apply& node) { return static_cast<int>(node.inputs().size()); }
 
-// "SoftmaxCrossentropy(x, y), the fused categorical_crossentropy(softmax(x), y)": users
-// wrote the unfused form, so errors name it too. The gradient op reads (dy, sm, labels).
-std::string fused_call(const Apply& node) {
-  const int n = num_inputs(node);
-  return node.describe() + (n == 2 ? ", the fused " : ", the gradient of ") + "categorical_crossentropy(softmax(" +
-         (n == 2 ? input_label(node, 0) : "...") + "), " + input_label(node, n - 1) + ")";
-}
 
 void check_matrix_and_labels(const std::string& what, const VarPtr& m, const VarPtr& labels) {
   if (m->type.ndim() != 2 || !is_float(m->type.dtype))
@@ -48,35 +37,24 @@ void check_matrix_and_labels(const std::string& what, const VarPtr& m, const Var
                      ", " + described(labels) + ")");
 }
 
-// Every label, checked against the class count before any row is computed (the row loop
-// may run on OpenMP threads, where an exception must not escape).
-std::vector<int64_t> checked_labels(const Apply& node, const Array& labels, int64_t classes, const Shape& x_shape) {
-  const int64_t rows = labels.shape()[0], st = labels.strides()[0];
-  std::vector<int64_t> t(static_cast<size_t>(rows));
-  detail::visit_dtype(labels.dtype(), [&]<class L>() {
-    const L* p = labels.data<L>();
-    for (int64_t i = 0; i < rows; ++i) t[i] = static_cast<int64_t>(p[i * st]);
-  });
-  for (int64_t i = 0; i < rows; ++i)
-    if (t[i] < 0 || t[i] >= classes)
-      throw IndexError(fused_call(node) + ": class index " + std::to_string(t[i]) + " in row " + std::to_string(i) +
-                       " of " + input_label(node, num_inputs(node) - 1) + " is out of range for " +
-                       std::to_string(classes) + " classes (" + input_label(node, num_inputs(node) - 2) +
-                       " has shape " + shape_str(x_shape) + ")");
-  return t;
-}
-
 void check_rows(const Apply& node, const std::vector<Array>& inputs) {
   for (const Array& a : inputs)
     if (a.shape()[0] != inputs[0].shape()[0]) {
       std::string shapes;
       for (int k = 0; k < num_inputs(node); ++k)
         shapes += (k ? ", " : "") + input_label(node, k) + " has shape " + shape_str(inputs[k].shape());
-      throw ShapeError(fused_call(node) + ": row counts differ at run time (" + shapes + ")");
+      throw ShapeError(softmax_crossentropy_call(node) + ": row counts differ at run time (" + shapes + ")");
     }
 }
 
 }  // namespace
+
+// Users wrote the unfused form, so errors name it too. The gradient op reads (dy, sm, labels).
+std::string softmax_crossentropy_call(const Apply& node) {
+  const int n = num_inputs(node);
+  return node.describe() + (n == 2 ? ", the fused " : ", the gradient of ") + "categorical_crossentropy(softmax(" +
+         (n == 2 ? input_label(node, 0) : "...") + "), " + input_label(node, n - 1) + ")";
+}
 
 // ---- SoftmaxCrossentropy ----
 
@@ -93,51 +71,6 @@ std::vector<VarPtr> softmax_crossentropy(const VarPtr& x, const VarPtr& labels) 
 std::vector<Shape> SoftmaxCrossentropy::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   check_rows(node, inputs);
   return {{inputs[0].shape()[0]}, inputs[0].shape()};
-}
-
-void SoftmaxCrossentropy::perform(const Apply& node, const std::vector<Array>& inputs,
-                                  std::vector<Array>& outputs) const {
-  const Array &x = inputs[0], &labels = inputs[1];
-  const int64_t rows = x.shape()[0], classes = x.shape()[1], rs = x.strides()[0], cs = x.strides()[1];
-  const std::vector<int64_t> t = checked_labels(node, labels, classes, x.shape());
-  detail::visit_dtype(x.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* px = x.data<T>();
-      T* loss = outputs[0].data<T>();
-      T* psm = outputs[1].data<T>();  // outputs arrive contiguous
-      const bool parallel = rows > 1 && rows * classes >= kParallelElements;
-      (void)parallel;  // unused without OpenMP
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (parallel)
-#endif
-      for (int64_t i = 0; i < rows; ++i) {
-        const T* xi = px + i * rs;
-        T* sm = psm + i * classes;
-        // As Softmax::perform: the maximum first (exp <= 1, no overflow), sums in double, a
-        // NaN anywhere makes the row NaN.
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < classes; ++j) {
-          const double v = xi[j * cs];
-          if (v > m || std::isnan(v)) m = v;
-          if (std::isnan(m)) break;
-        }
-        // exp(x - m) is stored once and rescaled: one exp per element, not two (for float32
-        // the extra rounding stays within an ulp).
-        double sum = 0;
-        for (int64_t j = 0; j < classes; ++j) {
-          const double e = std::exp(double(xi[j * cs]) - m);
-          sm[j] = static_cast<T>(e);
-          sum += e;
-        }
-        const double inv = 1.0 / sum;
-        for (int64_t j = 0; j < classes; ++j) sm[j] = static_cast<T>(double(sm[j]) * inv);
-        // -log(softmax[t]) = m + log(sum) - x[t]: no log of an underflowed probability.
-        loss[i] = static_cast<T>(m + std::log(sum) - double(xi[t[i] * cs]));
-      }
-    } else {
-      throw InternalError(node.describe() + ": non-float input " + std::string(dtype_name(x.dtype())));
-    }
-  });
 }
 
 graph::Cost SoftmaxCrossentropy::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
@@ -183,36 +116,6 @@ VarPtr softmax_crossentropy_grad(const VarPtr& dy_in, const VarPtr& sm, const Va
 std::vector<Shape> SoftmaxCrossentropyGrad::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   check_rows(node, inputs);
   return {inputs[1].shape()};
-}
-
-void SoftmaxCrossentropyGrad::perform(const Apply& node, const std::vector<Array>& inputs,
-                                      std::vector<Array>& outputs) const {
-  const Array &dy = inputs[0], &sm = inputs[1], &labels = inputs[2];
-  const int64_t rows = sm.shape()[0], classes = sm.shape()[1];
-  const int64_t ds = dy.strides()[0], rs = sm.strides()[0], cs = sm.strides()[1];
-  const std::vector<int64_t> t = checked_labels(node, labels, classes, sm.shape());
-  detail::visit_dtype(sm.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* pd = dy.data<T>();
-      const T* ps = sm.data<T>();
-      T* po = outputs[0].data<T>();
-      const bool parallel = rows > 1 && rows * classes >= kParallelElements;
-      (void)parallel;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (parallel)
-#endif
-      for (int64_t i = 0; i < rows; ++i) {
-        const double d = pd[i * ds];
-        const T* si = ps + i * rs;
-        T* oi = po + i * classes;
-        for (int64_t j = 0; j < classes; ++j) oi[j] = static_cast<T>(d * double(si[j * cs]));
-        // sm - 1 at the label, in double: exact, where the unfused dy*sm - dy rounds twice.
-        oi[t[i]] = static_cast<T>(d * (double(si[t[i] * cs]) - 1.0));
-      }
-    } else {
-      throw InternalError(node.describe() + ": non-float softmax " + std::string(dtype_name(sm.dtype())));
-    }
-  });
 }
 
 graph::Cost SoftmaxCrossentropyGrad::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {

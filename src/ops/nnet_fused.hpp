@@ -19,7 +19,6 @@ class SoftmaxCrossentropy final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::SoftmaxCrossentropy;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// x: softmax_crossentropy_grad(g_loss, sm, labels) plus the softmax rule for g_sm;
   /// labels: none.
@@ -37,7 +36,6 @@ class SoftmaxCrossentropyGrad final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::SoftmaxCrossentropyGrad;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// dy: sum(g * sm, 1) - label_gather(g, labels); sm: g * dy[:, None]; labels: none.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
@@ -45,5 +43,9 @@ class SoftmaxCrossentropyGrad final : public graph::Op {
 
 /// dy is cast to sm's dtype; `sm` a float matrix, `labels` an integer vector.
 graph::VarPtr softmax_crossentropy_grad(const graph::VarPtr& dy, const graph::VarPtr& sm, const graph::VarPtr& labels);
+
+/// How errors of both ops name the call: "SoftmaxCrossentropy(x, y), the fused
+/// categorical_crossentropy(softmax(x), y)" (or "..., the gradient of ...").
+std::string softmax_crossentropy_call(const graph::Apply& node);
 
 }  // namespace theon::ops

@@ -36,17 +36,6 @@ VarPtr neg(const VarPtr& a) { return elemwise(S::Neg, {a}); }
 
 std::string described(const VarPtr& v) { return v->label() + " (" + v->type.str() + ")"; }
 
-// The label of row i, checked against the class count.
-int64_t label_at(const Apply& node, const Array& labels, int64_t i, int64_t classes) {
-  const int64_t t = detail::visit_dtype(labels.dtype(), [&]<class T>() -> int64_t {
-    return static_cast<int64_t>(labels.data<T>()[i * labels.strides()[0]]);
-  });
-  if (t < 0 || t >= classes)
-    throw IndexError(node.describe() + ": label " + std::to_string(t) + " in row " + std::to_string(i) +
-                     " is out of range for " + std::to_string(classes) + " classes");
-  return t;
-}
-
 // Build-time checks shared by the three builders: `m` a matrix, `labels` an integer
 // vector, and `rows` (a vector's length or -1) agreeing with both statically.
 void check_label_inputs(const std::string& what, const VarPtr& m, const VarPtr& labels, int64_t rows) {
@@ -88,16 +77,6 @@ std::vector<Shape> LabelGather::infer_shape(const Apply& node, const std::vector
   return {{inputs[0].shape()[0]}};
 }
 
-void LabelGather::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array &x = inputs[0], &labels = inputs[1];
-  const int64_t rows = x.shape()[0], classes = x.shape()[1], rs = x.strides()[0], cs = x.strides()[1];
-  detail::visit_dtype(x.dtype(), [&]<class T>() {
-    const T* px = x.data<T>();
-    T* out = outputs[0].data<T>();
-    for (int64_t i = 0; i < rows; ++i) out[i] = px[i * rs + label_at(node, labels, i, classes) * cs];
-  });
-}
-
 std::vector<VarPtr> LabelGather::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
   const VarPtr &x = node.input(0), &labels = node.input(1);
   if (!output_grads[0] || !is_float(x->type.dtype)) return {nullptr, nullptr};
@@ -119,18 +98,6 @@ VarPtr label_scatter(const VarPtr& v_in, const VarPtr& like, const VarPtr& label
 std::vector<Shape> LabelScatter::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   check_rows(node, {inputs[0].shape()[0], inputs[1].shape()[0], inputs[2].shape()[0]});
   return {inputs[1].shape()};
-}
-
-void LabelScatter::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array &v = inputs[0], &labels = inputs[2];
-  Array& out = outputs[0];
-  const int64_t rows = out.shape()[0], classes = out.shape()[1], vs = v.strides()[0];
-  std::fill_n(static_cast<char*>(out.data()), out.nbytes(), 0);  // all-zero bits is 0 for every dtype
-  detail::visit_dtype(out.dtype(), [&]<class T>() {
-    const T* pv = v.data<T>();
-    T* po = out.data<T>();
-    for (int64_t i = 0; i < rows; ++i) po[i * classes + label_at(node, labels, i, classes)] = pv[i * vs];
-  });
 }
 
 std::vector<VarPtr> LabelScatter::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
@@ -155,28 +122,6 @@ VarPtr crossentropy_grad(const VarPtr& gz_in, const VarPtr& coding, const VarPtr
 std::vector<Shape> CrossentropyGrad::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   check_rows(node, {inputs[0].shape()[0], inputs[1].shape()[0], inputs[2].shape()[0]});
   return {inputs[1].shape()};
-}
-
-void CrossentropyGrad::perform(const Apply& node, const std::vector<Array>& inputs,
-                               std::vector<Array>& outputs) const {
-  const Array &gz = inputs[0], &p = inputs[1], &labels = inputs[2];
-  Array& out = outputs[0];
-  const int64_t rows = p.shape()[0], classes = p.shape()[1];
-  const int64_t gs = gz.strides()[0], rs = p.strides()[0], cs = p.strides()[1];
-  std::fill_n(static_cast<char*>(out.data()), out.nbytes(), 0);
-  detail::visit_dtype(p.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* pg = gz.data<T>();
-      const T* pp = p.data<T>();
-      T* po = out.data<T>();
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t t = label_at(node, labels, i, classes);
-        po[i * classes + t] = static_cast<T>(-double(pg[i * gs]) / double(pp[i * rs + t * cs]));
-      }
-    } else {
-      throw InternalError(node.describe() + ": non-float coding " + std::string(dtype_name(p.dtype())));
-    }
-  });
 }
 
 std::vector<VarPtr> CrossentropyGrad::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {

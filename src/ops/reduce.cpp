@@ -1,7 +1,6 @@
 #include "ops/reduce.hpp"
 
 #include "ops/dimshuffle.hpp"
-#include "ops/reduce_accumulate.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/sum_to.hpp"
 #include "util/dispatch.hpp"
@@ -22,7 +21,7 @@ using graph::VarPtr;
 namespace {
 
 // Per kind, in ReduceKind's order: its name and the dtype it gives (its init/combine/finish
-// are its functor in ops/scalar/reduce_ops.hpp; see reduce_accumulate.hpp).
+// are its functor in ops/scalar/reduce_ops.hpp; see backends/cpu/reduce_accumulate.hpp).
 enum class OutDType {
   Int64UnlessFloat,   // sum, prod: integers and bools widen to int64
   Float64UnlessFloat, // mean
@@ -142,49 +141,6 @@ std::vector<Shape> Reduce::infer_shape(const Apply& node, const std::vector<Arra
                        " has shape " + shape_str(in) + ")");
   }
   return {out};
-}
-
-namespace {
-
-// Accumulates in the functor's accumulator type (double for float sums, int64 for integer
-// ones, the input type for max/min), then converts once.
-template <class Op, class T>
-void reduce_loop(const Array& in, const std::vector<int>& axes, Array& out) {
-  using Acc = typename Op::template Acc<T>;
-  const int nd = in.ndim();
-  Array acc_arr = Array::empty(out.shape(), dtype_of<Acc>());
-  Acc* acc = acc_arr.data<Acc>();
-  const int64_t n_out = out.size();
-  std::fill(acc, acc + n_out, Op::template init<Acc>());
-  int64_t count = 1;
-  for (int a : axes) count *= in.shape()[a];
-
-  if (in.size() > 0) {
-    // Output strides seen from the input's dims: 0 along reduced dims.
-    Strides out_st(nd, 0);
-    Strides out_contig = contiguous_strides(out.shape());
-    for (int d = 0, k = 0; d < nd; ++d)
-      if (!std::binary_search(axes.begin(), axes.end(), d)) out_st[d] = out_contig[k++];
-    reduce_fold<Op>(in.shape(), in.strides(), out_st, in.data<T>(), acc);
-  }
-  reduce_finish<Op>(acc, n_out, count);
-  Array converted = acc_arr.astype(out.dtype());
-  std::copy_n(static_cast<const char*>(converted.data()), out.nbytes(), static_cast<char*>(out.data()));
-}
-
-}  // namespace
-
-void Reduce::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array& in = inputs[0];
-  if (kind_ == ReduceKind::Count) {
-    int64_t count = 1;
-    for (int a : axes_) count *= in.shape()[a];
-    detail::visit_dtype(out_dtype_, [&]<class T>() { outputs[0].data<T>()[0] = static_cast<T>(count); });
-    return;
-  }
-  visit_reduce_op(kind_, [&]<class Op>() {
-    detail::visit_dtype(in.dtype(), [&]<class T>() { reduce_loop<Op, T>(in, axes_, outputs[0]); });
-  });
 }
 
 }  // namespace theon::ops

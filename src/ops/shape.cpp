@@ -342,10 +342,6 @@ std::vector<Shape> Alloc::infer_shape(const Apply& node, const std::vector<Array
   return {out};
 }
 
-void Alloc::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  copy_strided(inputs[0], outputs[0]);
-}
-
 graph::Cost Alloc::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   // Reads the value and writes the output; the sizes are values, so only static dims count.
   graph::Cost c;

@@ -78,7 +78,6 @@ class Alloc final : public graph::Op {
   static constexpr graph::OpKind kKind = graph::OpKind::Alloc;
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
 };

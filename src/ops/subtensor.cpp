@@ -257,6 +257,31 @@ void require_indices(const VarPtr& indices, const std::string& what) {
                     " must be integers (boolean mask indexing is not supported)");
 }
 
+// y converted to x's dtype: literals always; arrays when NumPy's same_kind casting allows.
+VarPtr assignable_value(const VarPtr& x, const VarPtr& y, const std::string& what) {
+  const DType xd = x->type.dtype, yd = y->type.dtype;
+  require_supported(yd, what);
+  const bool same_kind = y->weak || xd == yd || is_float(xd) || (is_integer(xd) && !is_float(yd));
+  if (!same_kind)
+    throw TypeError(what + ": cannot write " + label_type(y) + " into " + label_type(x) + " (casting " +
+                    std::string(dtype_name(yd)) + " to " + std::string(dtype_name(xd)) + " would lose its kind)");
+  return cast(y, xd);
+}
+
+void check_static_assignable(const std::string& what, const VarPtr& y, const VarPtr& sub) {
+  const auto& yd = y->type.dims;
+  const auto& sd = sub->type.dims;
+  bool ok = yd.size() <= sd.size();
+  for (size_t d = 0; ok && d < yd.size(); ++d) {
+    const int64_t r = sd[sd.size() - yd.size() + d];
+    ok = yd[d] < 0 || yd[d] == 1 || r < 0 || yd[d] == r;
+  }
+  if (!ok)
+    throw ShapeError(what + ": cannot broadcast " + label_type(y) + " to the indexed region " + label_type(sub));
+}
+
+}  // namespace
+
 // The wrapped indices, each checked against the axis size.
 std::vector<int64_t> checked_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Array& x) {
   std::vector<int64_t> v = idx.to_vector<int64_t>();
@@ -292,31 +317,6 @@ void check_assignable(const Apply& node, const Shape& y, const Shape& region) {
                      " to the indexed region of shape " + shape_str(region));
   }
 }
-
-// y converted to x's dtype: literals always; arrays when NumPy's same_kind casting allows.
-VarPtr assignable_value(const VarPtr& x, const VarPtr& y, const std::string& what) {
-  const DType xd = x->type.dtype, yd = y->type.dtype;
-  require_supported(yd, what);
-  const bool same_kind = y->weak || xd == yd || is_float(xd) || (is_integer(xd) && !is_float(yd));
-  if (!same_kind)
-    throw TypeError(what + ": cannot write " + label_type(y) + " into " + label_type(x) + " (casting " +
-                    std::string(dtype_name(yd)) + " to " + std::string(dtype_name(xd)) + " would lose its kind)");
-  return cast(y, xd);
-}
-
-void check_static_assignable(const std::string& what, const VarPtr& y, const VarPtr& sub) {
-  const auto& yd = y->type.dims;
-  const auto& sd = sub->type.dims;
-  bool ok = yd.size() <= sd.size();
-  for (size_t d = 0; ok && d < yd.size(); ++d) {
-    const int64_t r = sd[sd.size() - yd.size() + d];
-    ok = yd[d] < 0 || yd[d] == 1 || r < 0 || yd[d] == r;
-  }
-  if (!ok)
-    throw ShapeError(what + ": cannot broadcast " + label_type(y) + " to the indexed region " + label_type(sub));
-}
-
-}  // namespace
 
 // ---- Subtensor ----
 
@@ -396,15 +396,6 @@ std::vector<Shape> IncSubtensor::infer_shape(const Apply& node, const std::vecto
   return {inputs[0].shape()};
 }
 
-void IncSubtensor::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  infer_shape(node, inputs);
-  copy_strided(inputs[0], outputs[0]);
-  auto sel = resolve(spec_, outputs[0].shape(), inputs.data() + 2, node);
-  Array region = selected_view(outputs[0], sel);
-  if (set_) copy_strided(inputs[1], region);
-  else add_strided(inputs[1], region);
-}
-
 graph::Cost IncSubtensor::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);  // reads x and y
   c.bytes += static_cast<double>(shape_size(input_shapes[0]) * itemsize(node.input(0)->type.dtype));
@@ -443,31 +434,6 @@ std::vector<Shape> AdvancedSubtensor1::infer_shape(const Apply&, const std::vect
   return {take_shape(inputs[0].shape(), inputs[1].shape(), axis_)};
 }
 
-namespace {
-// Splits x's shape around `axis` into (outer, axis size, inner) element counts.
-void around_axis(const Shape& s, int axis, int64_t& outer, int64_t& inner) {
-  outer = 1, inner = 1;
-  for (int d = 0; d < static_cast<int>(s.size()); ++d) {
-    if (d < axis) outer *= s[d];
-    if (d > axis) inner *= s[d];
-  }
-}
-}  // namespace
-
-void AdvancedSubtensor1::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array x = inputs[0].contiguous();
-  const std::vector<int64_t> idx = checked_indices(node, inputs[1], 1, axis_, x);
-  int64_t outer, inner;
-  around_axis(x.shape(), axis_, outer, inner);
-  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
-  if (outputs[0].size() == 0) return;
-  const size_t row = static_cast<size_t>(inner) * itemsize(x.dtype());
-  const char* src = static_cast<const char*>(x.data());
-  char* dst = static_cast<char*>(outputs[0].data());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < m; ++j) std::memcpy(dst + (o * m + j) * row, src + (o * n + idx[j]) * row, row);
-}
-
 // ---- AdvancedIncSubtensor1 ----
 
 graph::OpProps AdvancedIncSubtensor1::props() const {
@@ -478,38 +444,6 @@ std::vector<Shape> AdvancedIncSubtensor1::infer_shape(const Apply& node, const s
   check_assignable(node, inputs[1].shape(),
                    take_shape(inputs[0].shape(), inputs[2].shape(), axis_));
   return {inputs[0].shape()};
-}
-
-void AdvancedIncSubtensor1::perform(const Apply& node, const std::vector<Array>& inputs,
-                                    std::vector<Array>& outputs) const {
-  const Array& x = inputs[0];
-  const std::vector<int64_t> idx = checked_indices(node, inputs[2], 2, axis_, x);
-  const Shape region = take_shape(x.shape(), inputs[2].shape(), axis_);
-  check_assignable(node, inputs[1].shape(), region);
-  Array out = outputs[0];
-  copy_strided(x, out);
-  if (out.size() == 0 || shape_size(region) == 0) return;
-  const Array y = inputs[1].broadcast_to(region).copy();  // contiguous, one value per written element
-  int64_t outer, inner;
-  around_axis(x.shape(), axis_, outer, inner);
-  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
-  detail::visit_dtype(x.dtype(), [&]<class T>() {
-    T* o = out.data<T>();
-    const T* v = y.data<T>();
-    // Sequential, so repeated indices accumulate (inc) or the last wins (set), as NumPy.
-    for (int64_t a = 0; a < outer; ++a)
-      for (int64_t j = 0; j < m; ++j) {
-        T* dst = o + (a * n + idx[j]) * inner;
-        const T* src = v + (a * m + j) * inner;
-        for (int64_t k = 0; k < inner; ++k) {
-          if (set_) dst[k] = src[k];
-          else if constexpr (std::is_same_v<T, bool>) dst[k] = dst[k] || src[k];
-          else if constexpr (std::is_integral_v<T>)
-            dst[k] = static_cast<T>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(src[k]));
-          else dst[k] += src[k];
-        }
-      }
-  });
 }
 
 // ---- set_subtensor / inc_subtensor ----

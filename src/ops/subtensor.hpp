@@ -62,7 +62,6 @@ class IncSubtensor final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
 
@@ -84,7 +83,6 @@ class AdvancedSubtensor1 final : public graph::Op {
   /// "take(x, i, axis=0)".
   std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
@@ -103,7 +101,6 @@ class AdvancedIncSubtensor1 final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
-  void perform(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
@@ -125,5 +122,14 @@ graph::VarPtr inc_subtensor(const graph::VarPtr& sub, const graph::VarPtr& y, bo
 /// A Subtensor of x with an existing spec and its symbolic bound inputs (in the spec's
 /// order): what gradients build to index a tensor shaped like the one a node indexed.
 graph::VarPtr subtensor_spec(const graph::VarPtr& x, const IndexSpec& spec, const std::vector<graph::VarPtr>& bounds);
+
+// Run-time rules of the integer-array indexing ops, for their kernels.
+/// The indices of `node`'s input `idx_input`, wrapped (negative from the end) and each
+/// checked against x's size along `axis`: IndexError naming the node, x and the indices.
+std::vector<int64_t> checked_indices(const graph::Apply& node, const Array& idx, int idx_input, int axis, const Array& x);
+/// take's output shape: x's with dim `axis` replaced by the indices' dims.
+Shape take_shape(const Shape& x, const Shape& idx, int axis);
+/// y (node input 1) must broadcast to the region (NumPy's rule for assignment): ShapeError.
+void check_assignable(const graph::Apply& node, const Shape& y, const Shape& region);
 
 }  // namespace theon::ops

@@ -39,34 +39,6 @@ std::vector<Shape> SumTo::infer_shape(const Apply& node, const std::vector<Array
   return {like};
 }
 
-void SumTo::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array& g = inputs[0];
-  Array& out = outputs[0];
-  if (out.size() == 0) return;
-  // Sum g into out, whose broadcast strides are 0 along the summed dims.
-  detail::visit_dtype(g.dtype(), [&]<class T>() {
-    T* o = out.data<T>();
-    std::fill(o, o + out.size(), T(0));
-    if (g.size() == 0) return;
-    Shape shape = g.shape();
-    std::vector<Strides> st = {g.strides(), detail::broadcast_strides(out, shape)};
-    detail::collapse_dims(shape, st);
-    detail::OuterLoop loop(shape, {&st[0], &st[1]}, {0, 0});
-    const T* src = g.data<T>();
-    const int64_t n = shape.back(), is = st[0].back(), os = st[1].back();
-    for (int64_t r = 0; r < loop.count(); ++r, loop.next()) {
-      const T* p = src + loop.offsets()[0];
-      T* a = o + loop.offsets()[1];
-      if constexpr (std::is_same_v<T, bool>) {
-        for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] || p[i * is];
-      } else {
-        for (int64_t i = 0; i < n; ++i) a[i * os] += p[i * is];
-      }
-    }
-  });
-  (void)node;
-}
-
 std::vector<VarPtr> SumTo::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
   // d(sum_to(g))/dg broadcasts the output gradient back; `like` only lends its shape.
   return {broadcast_like(output_grads[0], node.input(0)), nullptr};

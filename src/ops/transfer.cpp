@@ -8,10 +8,6 @@ std::vector<Shape> Transfer::infer_shape(const graph::Apply&, const std::vector<
   return {inputs[0].shape()};
 }
 
-void Transfer::perform(const graph::Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  detail::copy_array(inputs[0], outputs[0]);
-}
-
 std::vector<graph::VarPtr> Transfer::L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const {
   // The gradient flows back to where the input lived (placement may move it again).
   if (!output_grads[0]) return {nullptr};

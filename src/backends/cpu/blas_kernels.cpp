@@ -3,6 +3,7 @@
 // integers through the op's exact reference loop.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_kernels.hpp"
 #include "ops/blas.hpp"
 
 #include <theon/error.hpp>
@@ -53,7 +54,7 @@ class GemmKernel final : public Kernel {
       return;
     }
     const DType t = a.dtype();
-    if (t != DType::Float32 && t != DType::Float64) return node.op().perform(node, inputs, outputs);
+    if (t != DType::Float32 && t != DType::Float64) return dot_loop(node, inputs, outputs);
     if (g.m * g.n * g.k <= kSmallGemmWork) {
       if (t == DType::Float32) small_gemm<float>(a, b, out, g);
       else small_gemm<double>(a, b, out, g);
@@ -63,7 +64,7 @@ class GemmKernel final : public Kernel {
     BlasOperand ob = as_blas_operand(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
-    if (!have_blas(t)) return node.op().perform(node, inputs, outputs);
+    if (!have_blas(t)) return dot_loop(node, inputs, outputs);
     blas_gemm(t, oa, ob, g.m, g.n, g.k, 1.0, a.data(), b.data(), 0.0, out.data(), node.describe());
   }
 };

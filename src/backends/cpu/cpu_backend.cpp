@@ -1,32 +1,34 @@
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/fused_cpu.hpp"
 
 namespace theon::backends::cpu {
-namespace {
 
-class ReferenceKernel final : public Kernel {
- public:
-  std::string name() const override { return "reference"; }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
-           std::vector<Array>& outputs) const override {
-    node.op().perform(node, inputs, outputs);
-  }
-};
+void register_loop(CpuBackend& backend, graph::OpKind kind, LoopFn fn) {
+  backend.register_kernel(kind, std::make_unique<LoopKernel>("reference", fn));
+}
 
-}  // namespace
-
-CpuBackend::CpuBackend() : reference_(std::make_unique<ReferenceKernel>()) {
+CpuBackend::CpuBackend() {
+  // The loops of every family first; faster kernels registered after them replace them.
+  register_elemwise_loops(*this);
+  register_reduce_loops(*this);
+  register_shape_loops(*this);
+  register_nnet_loops(*this);
   register_blas_kernels(*this);
   register_matmul_kernels(*this);
   register_fused_kernels(*this);
   register_gemm_kernels(*this);
 }
 
-Support CpuBackend::supports(const graph::Apply&) const { return {true, ""}; }
+Support CpuBackend::supports(const graph::Apply& node) const {
+  if (kernels_.count(node.op().kind())) return {true, ""};
+  return {false, "no CPU kernel for " + node.op().name() + " (none registered in backends/cpu)"};
+}
 
 const Kernel& CpuBackend::kernel(const graph::Apply& node) const {
   auto it = kernels_.find(node.op().kind());
-  return it == kernels_.end() ? *reference_ : *it->second;
+  if (it == kernels_.end()) throw InternalError(node.describe() + ": " + supports(node).reason);
+  return *it->second;
 }
 
 void CpuBackend::register_kernel(graph::OpKind kind, std::unique_ptr<Kernel> kernel) {

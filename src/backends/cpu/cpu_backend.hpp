@@ -1,6 +1,8 @@
-// The CPU backend: a kernel per op family, registered explicitly (static registrars vanish
-// from static libraries). Families without a specialised kernel run the op's reference
-// perform(), which is written to be correct first and reasonably fast.
+// The CPU backend: a kernel per op kind, registered explicitly (static registrars vanish
+// from static libraries). Every kind has a loop written for the host (cpu_kernels.hpp: the
+// *_cpu.cpp files, by op family), correct first and reasonably fast; BLAS and generated fused
+// kernels replace some and fall back to them. A kind without a kernel is not supported, and
+// supports() says so.
 #pragma once
 #include "backends/backend.hpp"
 
@@ -22,7 +24,6 @@ class CpuBackend final : public Backend {
 
  private:
   std::map<graph::OpKind, std::unique_ptr<Kernel>> kernels_;
-  std::unique_ptr<Kernel> reference_;
 };
 
 /// Kernels for matrix products (oneDNN for float32, CBLAS for float64, loops for integers).

@@ -1,4 +1,5 @@
 #include "backends/cpu/fused_cpu.hpp"
+#include "backends/cpu/cpu_kernels.hpp"
 #include "util/kernel_cache.hpp"
 #include "util/process.hpp"
 
@@ -693,7 +694,7 @@ void interpret(const Composite& op, const graph::Apply& node, const std::vector<
   if (config().cxx.empty())
     warn_once("cxx", "config cxx is empty (no C++ compiler): Composite nodes run in the interpreter");
   ++g_interpreted;
-  ops::run_composite(op, node, inputs, outputs);
+  run_composite(op, node, inputs, outputs);
 }
 
 class FusedKernel final : public Kernel {
@@ -708,14 +709,14 @@ class FusedKernel final : public Kernel {
 };
 
 // A reduction with its elementwise region: the region's generated kernel fills each chunk
-// (ops/fused_reduce.hpp), the shared driver folds it into the accumulators.
+// (ops/fused_reduce.hpp), the shared driver (reduce_cpu.cpp) folds it into the accumulators.
 class FusedReduceKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_reduce_cpu"; }
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
-    ops::run_fused_reduce(op, node, inputs, outputs, [&](const std::vector<Array>& in, Array& out) {
+    run_fused_reduce(op, node, inputs, outputs, [&](const std::vector<Array>& in, Array& out) {
       std::vector<Array> outs{out};
       if (!config().cxx.empty() && run_generated(op.region(), op.region_ptr(), in, outs)) return;
       interpret(op.region(), node, in, outs);

@@ -4,6 +4,7 @@
 // degenerate products and products broadcast against a larger c run the op's reference.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_kernels.hpp"
 #include "ops/gemm.hpp"
 #include "ops/shape.hpp"
 
@@ -31,7 +32,7 @@ class GemmBetaKernel final : public Kernel {
     const bool blas_dtype = have_blas(t);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
-      return op.perform(node, inputs, outputs);
+      return gemm_loop(node, inputs, outputs);
     BlasOperand oa = as_blas_operand(m, k, a.strides()[0], a.strides()[1]);
     BlasOperand ob = as_blas_operand(k, n, b.strides()[0], b.strides()[1]);
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first

@@ -3,6 +3,7 @@
 // libraries) run the op's exact reference loop.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_kernels.hpp"
 #include "ops/matmul.hpp"
 
 #include <theon/error.hpp>
@@ -36,7 +37,7 @@ class BatchedGemmKernel final : public Kernel {
         break;
       default: break;
     }
-    node.op().perform(node, inputs, outputs);  // integers (or no BLAS): the exact reference loop
+    matmul_loop(node, inputs, outputs);  // integers (or no BLAS): the exact reference loop
   }
 
  private:

@@ -1,8 +1,9 @@
 // Neural-network ops on the GPU: Softmax, LogSoftmax, the fused SoftmaxCrossentropy and
 // its gradient, CategoricalCrossentropy, CrossentropyGrad, LabelGather, LabelScatter and
-// OneHot. Each follows its op's perform() to the operation: the row maximum first, sums
-// of exp in double, the same divisions and roundings, so GPU and CPU agree to float32
-// rounding (and exactly for the gather/scatter ops).
+// OneHot. The per-element math is ops/scalar/nnet_ops.hpp, pasted into every kernel: the
+// functions the CPU loops (backends/cpu/nnet_cpu.cpp) call. The row maximum first, sums of
+// exp in double, the same divisions and roundings, so GPU and CPU agree to float32 rounding
+// (and exactly for the gather/scatter ops).
 //
 // Row-wise ops (softmax family) pick per call, from shapes and strides only:
 //   col:   one thread per row, walking it sequentially (the CPU's order); for short rows or
@@ -25,6 +26,10 @@
 #include <theon/error.hpp>
 
 #include <cstring>
+
+namespace theon::detail {
+extern const char* const kNnetOpsHeader;  // ops/scalar/nnet_ops.hpp, embedded at build time (CMakeLists.txt)
+}  // namespace theon::detail
 
 namespace theon::backends::cuda {
 namespace {
@@ -115,8 +120,19 @@ std::string one_hot_message(const graph::Apply& node, int64_t index, int64_t pos
 
 // ---- generated sources ----
 
+// The shared softmax/crossentropy functions (theon::nnet), pasted so the cache key covers
+// them; they include scalar_ops.hpp, an NVRTC header.
+const std::string& nnet_ops_text() {
+  static const std::string text = [] {
+    std::string t = detail::kNnetOpsHeader;
+    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
+    return t;
+  }();
+  return text;
+}
+
 std::string prologue(const std::vector<std::pair<std::string, DType>>& types) {
-  std::string s = reduce_device_helpers();
+  std::string s = reduce_device_helpers() + nnet_ops_text();
   for (auto& [name, t] : types) s += "typedef " + std::string(cuda_type(t)) + " " + name + ";\n";
   return s;
 }
@@ -125,8 +141,6 @@ std::string prologue(const std::vector<std::pair<std::string, DType>>& types) {
 constexpr const char* kRowHelpers = R"CUDA(
 __device__ __forceinline__ double theon_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ double theon_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
-// The CPU's running maximum: a NaN wins and stays.
-__device__ __forceinline__ double theon_max_nan(double a, double b) { return (b > a || b != b) && !(a != a) ? b : a; }
 // Combines one value per thread over the TPO threads of a row (a warp or a 256-thread
 // block) in a fixed tree and gives every thread the result.
 template <int TPO, bool MAX>
@@ -134,7 +148,7 @@ __device__ __forceinline__ double theon_row_reduce(double v, double* sm) {
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) {
     const double o = theon_shfl_down(v, d);
-    v = MAX ? theon_max_nan(v, o) : v + o;
+    v = MAX ? theon::nnet::row_max(v, o) : v + o;
   }
   if constexpr (TPO == 32) {
     return theon_shfl_idx(v, 0);
@@ -148,7 +162,7 @@ __device__ __forceinline__ double theon_row_reduce(double v, double* sm) {
 #pragma unroll
       for (int d = 16; d > 0; d >>= 1) {
         const double o = theon_shfl_down(v, d);
-        v = MAX ? theon_max_nan(v, o) : v + o;
+        v = MAX ? theon::nnet::row_max(v, o) : v + o;
       }
       if (lane == 0) sm[0] = v;
     }
@@ -164,12 +178,12 @@ KernelSource softmax_source(DType t, bool log, int kept_rank) {
   s.name = std::string(log ? "nnet_log_softmax_" : "nnet_softmax_") + dtype_tag(t) + "_k" + std::to_string(kept_rank);
   s.code = prologue({{"T", t}}) + "#define KR " + std::to_string(kept_rank) + "\n#define LOG " + (log ? "1" : "0") +
            "\n" + kRowHelpers + R"CUDA(
-// As Softmax::perform: y = x - m - log(sum) or exp(x - m) / sum, in double.
+// log_softmax or softmax of one element, in double (s is log(sum) for log_softmax, else sum).
 __device__ __forceinline__ T theon_sm_value(double x, double m, double s) {
 #if LOG
-  return (T)(x - m - s);  // s is log(sum) here
+  return (T)theon::nnet::log_softmax_value(x, m, s);
 #else
-  return (T)(exp(x - m) / s);
+  return (T)theon::nnet::softmax_value(x, m, s);
 #endif
 }
 
@@ -187,10 +201,10 @@ __device__ __forceinline__ void theon_softmax_rows(THEON_SM_PARAMS) {
     const T* x = in + theon_roff<KR>(u, ks, kin);
     T* y = out + theon_roff<KR>(u, ks, kout);
     double m = -theon_inf();
-    for (long long j = t; j < n; j += TPO) m = theon_max_nan(m, (double)x[j * is]);
+    for (long long j = t; j < n; j += TPO) m = theon::nnet::row_max(m, (double)x[j * is]);
     m = theon_row_reduce<TPO, true>(m, sm);
     double sum = 0;
-    for (long long j = t; j < n; j += TPO) sum += exp((double)x[j * is] - m);
+    for (long long j = t; j < n; j += TPO) sum += theon::nnet::shifted_exp((double)x[j * is], m);
     sum = theon_row_reduce<TPO, false>(sum, sm);
     const double s = LOG ? log(sum) : sum;
     for (long long j = t; j < n; j += TPO) y[j * os] = theon_sm_value((double)x[j * is], m, s);
@@ -209,9 +223,9 @@ extern "C" __global__ void __launch_bounds__(256) softmax_col(THEON_SM_PARAMS) {
     const T* x = in + theon_roff<KR>(u, ks, kin);
     T* y = out + theon_roff<KR>(u, ks, kout);
     double m = -theon_inf();
-    for (long long j = 0; j < n; ++j) m = theon_max_nan(m, (double)x[j * is]);
+    for (long long j = 0; j < n; ++j) m = theon::nnet::row_max(m, (double)x[j * is]);
     double sum = 0;
-    for (long long j = 0; j < n; ++j) sum += exp((double)x[j * is] - m);
+    for (long long j = 0; j < n; ++j) sum += theon::nnet::shifted_exp((double)x[j * is], m);
     const double s = LOG ? log(sum) : sum;
     for (long long j = 0; j < n; ++j) y[j * os] = theon_sm_value((double)x[j * is], m, s);
   }
@@ -221,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_col(THEON_SM_PARAMS) {
   return s;
 }
 
-// SoftmaxCrossentropy(x, labels) -> (loss, sm), as its perform(): exp(x - m) stored rounded
+// SoftmaxCrossentropy(x, labels) -> (loss, sm), as the CPU loop: exp(x - m) stored rounded
 // to T and rescaled by 1/sum, loss = m + log(sum) - x[label].
 KernelSource sxent_source(DType t, DType l) {
   KernelSource s;
@@ -237,11 +251,11 @@ __device__ __forceinline__ void theon_sx_loss(const T* xi, const L* __restrict__
                                               unsigned long long* err, long long i, long long classes, long long cs,
                                               long long ls, double m, double sum) {
   const long long lab = (long long)labels[i * ls];
-  if (lab < 0 || lab >= classes) {
+  if (!theon::nnet::label_ok(lab, classes)) {
     atomicMin(err, (unsigned long long)i);
     loss[i] = (T)theon_nan();
   } else {
-    loss[i] = (T)(m + log(sum) - (double)xi[lab * cs]);
+    loss[i] = (T)theon::nnet::softmax_xent_loss(m, sum, (double)xi[lab * cs]);
   }
 }
 
@@ -255,11 +269,11 @@ __device__ __forceinline__ void theon_sx_rows(THEON_SX_PARAMS) {
     const T* xi = x + i * rs;
     T* si = smo + i * classes;
     double m = -theon_inf();
-    for (long long j = t; j < classes; j += TPO) m = theon_max_nan(m, (double)xi[j * cs]);
+    for (long long j = t; j < classes; j += TPO) m = theon::nnet::row_max(m, (double)xi[j * cs]);
     m = theon_row_reduce<TPO, true>(m, sm);
     double sum = 0;
     for (long long j = t; j < classes; j += TPO) {
-      const double e = exp((double)xi[j * cs] - m);
+      const double e = theon::nnet::shifted_exp((double)xi[j * cs], m);
       si[j] = (T)e;
       sum += e;
     }
@@ -281,10 +295,10 @@ extern "C" __global__ void __launch_bounds__(256) sxent_col(THEON_SX_PARAMS) {
     const T* xi = x + i * rs;
     T* si = smo + i * classes;
     double m = -theon_inf();
-    for (long long j = 0; j < classes; ++j) m = theon_max_nan(m, (double)xi[j * cs]);
+    for (long long j = 0; j < classes; ++j) m = theon::nnet::row_max(m, (double)xi[j * cs]);
     double sum = 0;
     for (long long j = 0; j < classes; ++j) {
-      const double e = exp((double)xi[j * cs] - m);
+      const double e = theon::nnet::shifted_exp((double)xi[j * cs], m);
       si[j] = (T)e;
       sum += e;
     }
@@ -304,7 +318,7 @@ constexpr const char* kLabelHelpers = R"CUDA(
 __device__ __forceinline__ bool theon_label(const L* __restrict__ labels, long long ls, long long i, long long classes,
                                             unsigned long long* err, bool record, long long& lab) {
   lab = (long long)labels[i * ls];
-  if (lab >= 0 && lab < classes) return true;
+  if (theon::nnet::label_ok(lab, classes)) return true;
   if (record) atomicMin(err, (unsigned long long)i);
   return false;
 }
@@ -331,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(256) flat_kernel(const T* __restric
     long long lab;
     const bool ok = theon_label(labels, ls, i, classes, err, j == 0, lab);
     const double d = (double)dy[i * ds], p = (double)sm[i * rs + j * cs];
-    out[idx] = !ok ? (T)theon_nan() : j == lab ? (T)(d * (p - 1.0)) : (T)(d * p);
+    out[idx] = !ok ? (T)theon_nan() : (T)theon::nnet::softmax_xent_grad(d, p, j == lab);
   }
 }
 )CUDA";
@@ -347,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(256) flat_kernel(const T* __restric
     const long long i = idx / classes, j = idx - i * classes;
     long long lab;
     const bool ok = theon_label(labels, ls, i, classes, err, j == 0, lab);
-    out[idx] = ok && j == lab ? (T)(-(double)gz[i * gs] / (double)p[i * rs + j * cs]) : (T)0;
+    out[idx] = ok && j == lab ? (T)theon::nnet::crossentropy_grad((double)gz[i * gs], (double)p[i * rs + j * cs]) : (T)0;
   }
 }
 )CUDA";
@@ -396,7 +410,7 @@ enum class PerRow { Xent, Gather };
 KernelSource row_source(PerRow kind, DType t, DType l) {
   KernelSource s;
   s.name = std::string(kind == PerRow::Xent ? "nnet_xent_" : "nnet_label_gather_") + dtype_tag(t) + "_" + dtype_tag(l);
-  const std::string value = kind == PerRow::Xent ? "(T)(-log((double)x[i * rs + lab * cs]))" : "x[i * rs + lab * cs]";
+  const std::string value = kind == PerRow::Xent ? "(T)theon::nnet::crossentropy((double)x[i * rs + lab * cs])" : "x[i * rs + lab * cs]";
   const std::string bad = kind == PerRow::Xent ? "(T)theon_nan()" : "(T)0";
   s.code = prologue({{"T", t}, {"L", l}}) +
            "__device__ __forceinline__ double theon_nan() { return __longlong_as_double(0x7ff8000000000000LL); }\n" +

@@ -5,6 +5,7 @@
 // Runs after merge (each constant subexpression is folded once) and before canonicalize
 // (folded constants expose x * 1, x + 0, ...); passes after it may build new constant
 // subexpressions that stay unfolded.
+#include "backends/backend.hpp"
 #include "graph/op.hpp"
 #include "rewrite/passes/passes.hpp"
 
@@ -45,7 +46,14 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph) {
       outputs.resize(shapes.size());
       for (size_t i = 0; i < shapes.size(); ++i)
         if (!views.count(static_cast<int>(i))) outputs[i] = Array::empty(shapes[i], node->output_raw(static_cast<int>(i))->type.dtype);
-      node->op().perform(*node, inputs, outputs);
+      // The CPU backend's kernel, as the node would run at run time.
+      const backends::Backend& cpu = backends::cpu_backend();
+      if (!cpu.supports(*node).ok) continue;
+      const backends::Kernel& kernel = cpu.kernel(*node);
+      std::vector<Shape> input_shapes;
+      for (const Array& a : inputs) input_shapes.push_back(a.shape());
+      const std::shared_ptr<backends::KernelPlan> plan = kernel.prepare(*node, input_shapes);
+      kernel.run(plan.get(), *node, inputs, outputs);
     } catch (const Error&) {
       continue;  // leave it to run time, where the error names the call
     }

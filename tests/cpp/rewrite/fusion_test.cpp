@@ -2,6 +2,7 @@
 // outputs, results equal to mode=none (the interpreter runs: ctest sets cxx=), the kill switch.
 #include <theon/theon.hpp>
 
+#include "backends/cpu/cpu_kernels.hpp"
 #include "graph/function_graph.hpp"
 #include "graph/print.hpp"
 #include "ops/composite.hpp"
@@ -188,7 +189,7 @@ TEST(CompositeOp, PropsDisplayAndGradientMessage) {
   EXPECT_FALSE(op.equals(other));
   EXPECT_THROW(ops::Composite({DType::Float32}, {{ScalarOpId::Exp, DType::Float32, {1}}}, {1}), InternalError);
 
-  // perform: two outputs of different dtypes.
+  // The CPU interpreter: two outputs of different dtypes.
   Var x = tensor::vector("x"), w = tensor::vector("w");
   graph::TensorType tf = x.node()->type, tb = tf;
   tb.dtype = DType::Bool;
@@ -196,7 +197,7 @@ TEST(CompositeOp, PropsDisplayAndGradientMessage) {
   std::vector<Array> ins = {Array::from_vector<float>({0, 1, -2}), Array::from_vector<float>({1, 2, 3})};
   auto shapes = op.infer_shape(*node, ins);
   std::vector<Array> outs = {Array::empty(shapes[0], DType::Float32), Array::empty(shapes[1], DType::Bool)};
-  op.perform(*node, ins, outs);
+  backends::cpu::run_composite(op, *node, ins, outs);
   auto e = outs[0].to_vector<float>();
   EXPECT_FLOAT_EQ(e[1], std::exp(2.0f));
   EXPECT_EQ(outs[1].to_vector<bool>(), (std::vector<bool>{true, true, true}));

@@ -4,6 +4,7 @@
 // determinism, and the device-side label checks. Skipped without a usable device.
 #include <theon/theon.hpp>
 
+#include "backends/backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/gpu_test_support.hpp"
 #include "backends/cuda/reduce_codegen.hpp"
@@ -57,7 +58,7 @@ Array device_view(const Array& a) {
   return Array(dev.buffer(), a.dtype(), a.shape(), a.strides(), dev.offset() - lo);
 }
 
-// Runs `out`'s node with the CUDA kernel and with perform() on the host; returns both.
+// Runs `out`'s node with the CUDA kernel and with the CPU kernel on the host; returns both.
 std::pair<std::vector<Array>, std::vector<Array>> run_both(const VarPtr& out, const std::vector<Array>& host_inputs) {
   const graph::Apply& node = *out->owner;
   const CudaKernel* k = backend().find(node);
@@ -68,7 +69,7 @@ std::pair<std::vector<Array>, std::vector<Array>> run_both(const VarPtr& out, co
     cpu_out.push_back(Array::empty(shapes[i], node.output_raw(static_cast<int>(i))->type.dtype));
     gpu_out.push_back(to_device(Array::zeros(shapes[i], node.output_raw(static_cast<int>(i))->type.dtype), Device::cuda(0)));
   }
-  node.op().perform(node, host_inputs, cpu_out);
+  theon::backends::cpu_backend().kernel(node).run(nullptr, node, host_inputs, cpu_out);
   for (const Array& a : host_inputs) gpu_in.push_back(device_view(a));
   k->run(nullptr, node, gpu_in, gpu_out);
   std::vector<Array> back;
@@ -359,7 +360,7 @@ TEST_F(ReduceNnetGpu, BadLabelsRaiseTheCpuError) {
     }
     for (const Array& a : inputs) dev_in.push_back(to_device(a, Device::cuda(0)));
     try {
-      node.op().perform(node, inputs, host_out);
+      theon::backends::cpu_backend().kernel(node).run(nullptr, node, inputs, host_out);
     } catch (const IndexError& e) {
       cpu_msg = e.what();
     }

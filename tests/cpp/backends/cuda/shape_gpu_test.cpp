@@ -1,6 +1,7 @@
 // The shape/indexing family on a GPU: each kernel run directly on device arrays (contiguous,
 // transposed and strided views) against the op's CPU perform() on the same values. Skips
 // without a device.
+#include "backends/backend.hpp"
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/gpu_test_support.hpp"
@@ -59,7 +60,7 @@ void expect_same(const Array& cpu, const Array& gpu, double tol = 0) {
   }
 }
 
-// Runs `v`'s node on the CPU (perform) and on the GPU (the CUDA kernel) and returns both
+// Runs `v`'s node on the CPU (its CPU kernel) and on the GPU (the CUDA kernel) and returns both
 // outputs (the GPU's copied to the host). `host[i]` and `dev[i]` hold equal values.
 std::pair<Array, Array> run_both(const Var& v, const std::vector<Array>& host, const std::vector<Array>& dev) {
   const graph::Apply& node = *v.node()->owner;
@@ -68,7 +69,7 @@ std::pair<Array, Array> run_both(const Var& v, const std::vector<Array>& host, c
   const Shape shape = node.op().infer_shape(node, host)[0];
   std::vector<Array> cout(1), gout(1);
   if (!view) cout[0] = Array::empty(shape, dt), gout[0] = device_empty(shape, dt, 0);
-  node.op().perform(node, host, cout);
+  theon::backends::cpu_backend().kernel(node).run(nullptr, node, host, cout);
   const Kernel& k = backend().kernel(node);
   k.run(nullptr, node, dev, gout);
   EXPECT_TRUE(gout[0].device() == kGpu) << node.describe();

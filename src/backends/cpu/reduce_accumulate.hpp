@@ -1,5 +1,5 @@
-// The accumulation of a reduction, written once: Reduce::perform runs it over its input and
-// FusedReduce over each chunk its region computes, so the two give the same bits. The
+// The accumulation of a reduction, written once: the CPU's Reduce loop runs it over its input
+// and FusedReduce's over each chunk its region computes, so the two give the same bits. The
 // per-kind semantics (accumulator type, init, load, combine, finish) are the functors of
 // ops/scalar/reduce_ops.hpp, which the generated CUDA reductions include as well.
 #pragma once
@@ -14,7 +14,10 @@
 #include <limits>
 #include <type_traits>
 
-namespace theon::ops {
+namespace theon::backends::cpu {
+
+using ops::ReduceKind;
+using ops::reduce_kind_name;
 
 /// Calls f.template operator()<Functor>() with the reduce_ops.hpp functor of `kind` (the one
 /// place a ReduceKind becomes its semantics). Count folds nothing: it has no functor.
@@ -59,4 +62,4 @@ template <class Op, class Acc> void reduce_finish(Acc* acc, int64_t n, int64_t c
   for (int64_t i = 0; i < n; ++i) acc[i] = Acc(Op::finish(acc[i], scale));
 }
 
-}  // namespace theon::ops
+}  // namespace theon::backends::cpu
