@@ -96,8 +96,8 @@ struct ROp {
 };
 )CUDA";
 
-// The reduction functors, pasted into every reduction kernel (so the cache key covers them);
-// they include scalar_ops.hpp, an NVRTC header.
+}  // namespace
+
 const std::string& reduce_ops_text() {
   static const std::string text = [] {
     std::string t = detail::kReduceOpsHeader;  // embedded at build time (CMakeLists.txt)
@@ -106,6 +106,8 @@ const std::string& reduce_ops_text() {
   }();
   return text;
 }
+
+namespace {
 
 std::string rop_source(const ReduceSpec& s) {
   return reduce_ops_text() + "typedef theon::reduce::" + row(s.kind).functor + " TheonReduceOp;\n" + kROp;

@@ -98,6 +98,11 @@ void run_reduce(const ReduceGeometry& g, const Array& in, Array& out, double sca
 void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array& out, double scale, int device,
                 const std::string& what, const RegionCode* region);
 
+/// The reduction functors of ops/scalar/reduce_ops.hpp as kernel text, pasted into every
+/// kernel that folds with them (so the cache key covers them); it includes scalar_ops.hpp,
+/// an NVRTC header.
+const std::string& reduce_ops_text();
+
 /// Source text shared by generated kernels: theon_roff<R> (offset of a flat index in a
 /// collapsed group, cheap for ranks 0 and 1) and theon_shfl_down overloads for every type.
 const char* reduce_device_helpers();
