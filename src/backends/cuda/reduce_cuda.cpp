@@ -13,6 +13,7 @@
 #include "backends/cuda/reduce_codegen.hpp"
 
 #include "ops/argmax.hpp"
+#include "ops/cumsum.hpp"
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
@@ -132,6 +133,86 @@ class SumToKernel final : public CudaKernel {
     for (int d = 0; d < g.ndim(); ++d) mask[d] = like[d] == 1 && g.shape()[d] != 1;
     // Bools: the CPU ors them (the Sum spec with a bool output does the same).
     return plan_reduce(RKind::Sum, g.dtype(), g.dtype(), g.shape(), g.strides(), mask);
+  }
+};
+
+// CumSum: one thread per lane scans it in order with the Sum functor of reduce_ops.hpp (the
+// CPU loop's accumulator and order, so results are bit-identical). The lanes' other dims go
+// in as a shape with each operand's strides; one variant per (input, output) dtype pair.
+// A single long lane runs on one thread: correct, not fast (a block scan is the next step).
+constexpr const char* kCumSumKernel = R"CUDA(
+struct TheonLanes { long long shape[8]; long long in_st[8]; long long out_st[8]; };
+extern "C" __global__ void cumsum_lanes(const TI* x, TO* out, long long lanes, int rank, TheonLanes g,
+                                        long long n, long long sx, long long so, int reverse) {
+  for (long long lane = (long long)blockIdx.x * blockDim.x + threadIdx.x; lane < lanes;
+       lane += (long long)gridDim.x * blockDim.x) {
+    long long rem = lane, ox = 0, oo = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const long long i = rem % g.shape[d];
+      rem /= g.shape[d];
+      ox += i * g.in_st[d];
+      oo += i * g.out_st[d];
+    }
+    A acc = theon::reduce::Sum::init<A>();
+    for (long long k = 0; k < n; ++k) {
+      const long long i = reverse ? n - 1 - k : k;
+      acc = theon::reduce::Sum::combine(acc, theon::reduce::Sum::load<A>(x[ox + i * sx], i));
+      out[oo + i * so] = (TO)theon::reduce::Sum::finish(acc, 1.0);
+    }
+  }
+}
+)CUDA";
+
+KernelSource cumsum_source(DType in, DType out) {
+  KernelSource s;
+  s.name = std::string("cumsum_") + dtype_tag(in) + "_" + dtype_tag(out);
+  s.code = reduce_ops_text() + "typedef " + cuda_type(in) + " TI;\ntypedef " + cuda_type(out) +
+           " TO;\ntypedef theon::reduce::Sum::Acc<TI> A;\n" + kCumSumKernel;
+  s.kernels = {"cumsum_lanes"};
+  return s;
+}
+
+class CumSumKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_scan"; }
+  Support supports(const graph::Apply& node) const override {
+    Support s = check_dtypes_and_rank(node);
+    if (s.ok) s.reason = "one thread per lane";
+    return s;
+  }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+    return {cumsum_source(inputs[0].dtype(), ops::cumsum_dtype(inputs[0].dtype()))};
+  }
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const auto& op = graph::op_as<ops::CumSum>(node.op());
+    const Array& in = inputs[0];
+    Array& out = outputs[0];
+    if (in.size() == 0) return;
+    const int axis = op.axis();
+    struct {
+      long long shape[8], in_st[8], out_st[8];
+    } lanes_geometry{};
+    int rank = 0;
+    long long lanes = 1;
+    for (int d = 0; d < in.ndim(); ++d) {
+      if (d == axis) continue;
+      lanes_geometry.shape[rank] = in.shape()[d];
+      lanes_geometry.in_st[rank] = in.strides()[d];
+      lanes_geometry.out_st[rank] = out.strides()[d];
+      lanes *= in.shape()[d];
+      ++rank;
+    }
+    long long n = in.shape()[axis], sx = in.strides()[axis], so = out.strides()[axis];
+    int reverse = op.reverse() ? 1 : 0;
+    const void* x = in.data();
+    void* o = out.data();
+    const int device = device_of(inputs, outputs);
+    const KernelSource src = cumsum_source(in.dtype(), out.dtype());
+    cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "cumsum_lanes");
+    void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &reverse};
+    const unsigned block = 128;
+    launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
   }
 };
 
@@ -269,6 +350,7 @@ void register_reduce_kernels(CudaBackend& b) {
     if (ops::is_reduce(info.kind)) b.register_kernel(info.kind, std::make_unique<ReduceKernel>());
   b.register_kernel(graph::OpKind::SumTo, std::make_unique<SumToKernel>());
   b.register_kernel(graph::OpKind::ArgMax, std::make_unique<ArgMaxKernel>());
+  b.register_kernel(graph::OpKind::CumSum, std::make_unique<CumSumKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -1,8 +1,10 @@
-// Harness cases for the reductions: every axis set, keepdims, empty inputs.
+// Harness cases for the reductions (every axis set, keepdims, empty inputs) and the scans.
 #include "harness.hpp"
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace theon::testing {
 namespace {
@@ -50,6 +52,57 @@ void add(std::vector<Case>& cases, const std::string& op, std::vector<D> dtypes,
 
 D sum_dtype(D t) { return is_float(t) ? t : D::Int64; }
 
+// numpy.cumsum along `axis` (std::nullopt: over the flattened tensor), summed in float64.
+Ref ref_cumsum(const Ref& x, std::optional<int> axis) {
+  Ref r;
+  r.dtype = sum_dtype(x.dtype);
+  const int nd = x.ndim();
+  int64_t n = x.size(), inner = 1, outer = 1;
+  if (axis) {
+    const int ax = *axis < 0 ? *axis + nd : *axis;
+    n = x.shape[ax];
+    for (int d = ax + 1; d < nd; ++d) inner *= x.shape[d];
+    for (int d = 0; d < ax; ++d) outer *= x.shape[d];
+    r.shape = x.shape;
+  } else {
+    r.shape = {x.size()};
+  }
+  r.v.assign(x.v.size(), 0.0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      double acc = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = (o * n + i) * inner + in;
+        acc += x.v[k];
+        r.v[k] = acc;
+      }
+    }
+  return r;
+}
+
+void add_cumsum_cases(std::vector<Case>& cases) {
+  const std::vector<std::pair<std::optional<int>, std::vector<Shape>>> variants = {
+      {std::nullopt, {{3, 4}, {5}, {}, {0, 3}, {2, 3, 4}}},
+      {0, {{3, 4}, {1, 5}, {6}, {0, 2}}},
+      {-1, {{3, 4}, {2, 3, 5}, {4, 0}, {5, 1}}},
+      {1, {{2, 3, 4}, {2, 1, 3}}},
+  };
+  for (const auto& [axis, shapes] : variants) {
+    Case c;
+    c.op = "cumsum";
+    c.label = axis ? "axis" + std::to_string(*axis) : "flat";
+    c.dtypes = {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool};
+    for (auto& s : shapes) c.shapes.push_back({s});
+    c.domain = Domain::Unit;
+    c.build = [axis](const std::vector<Var>& v) { return tensor::cumsum(v[0], axis); };
+    c.reference = [axis](const std::vector<Ref>& r) { return ref_cumsum(r[0], axis); };
+    c.rtol32 = 1e-5;
+    c.atol32 = 1e-5;
+    c.check_grad = true;
+    cases.push_back(c);
+  }
+}
+
 }  // namespace
 
 void add_reduce_cases(std::vector<Case>& cases) {
@@ -72,6 +125,7 @@ void add_reduce_cases(std::vector<Case>& cases) {
       [](D) { return D::Bool; }, 0, [](double a, double b) { return double(a != 0 || b != 0); });
   add(cases, "all", {D::Bool, D::Int32, D::Float32}, [](auto& x, auto a, bool k) { return tensor::all(x, a, k); },
       [](D) { return D::Bool; }, 1, [](double a, double b) { return double(a != 0 && b != 0); });
+  add_cumsum_cases(cases);
 }
 
 void add_blas_cases(std::vector<Case>& cases) {
