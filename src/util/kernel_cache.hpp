@@ -10,9 +10,19 @@
 //    a mismatch (truncated, empty, patched, foreign) is removed and rebuilt;
 //  - temporaries of a killed compile are removed the next time the folder is opened, and the
 //    whole cache is kept under config().compiledir_max_mb by evicting the least recently used.
+// Above the disk, CompileOnceCache is the in-memory layer every backend uses: one compile (or
+// load) per key and process.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 namespace theon::detail {
 
@@ -83,5 +93,83 @@ int remove_stale_temporaries(const std::string& dir);
 /// `keep` (a path) is never evicted. Runs after every store with the bytes it added (the
 /// cache is listed again only when the running total passes the limit; -1 lists it now).
 void enforce_kernel_cache_limit(const std::string& keep = "", int64_t added_bytes = -1);
+
+/// What a process has compiled (or loaded), by key: CPU modules (backends/cpu/fused_cpu.cpp),
+/// cubins, loaded CUDA libraries and kernels (backends/cuda/nvrtc_compiler.cpp,
+/// cuda_backend.cpp). get(key, compile):
+///  - the first caller of a key runs `compile()` with no lock held; callers of the same key
+///    meanwhile wait for it, and everybody then gets the one value (compiled once per key);
+///  - different keys compile concurrently (each key has its own slot);
+///  - a compile that throws stores nothing: its exception goes to the caller that ran it, and
+///    the next caller of the key (one that was waiting, or a later one) compiles again.
+/// Values are never removed, so the reference get() returns stays valid for the cache's life.
+/// A hit takes one mutex and one hash lookup (it is on the launch path of CUDA kernels).
+template <class Value, class Key = std::string, class Hash = std::hash<Key>>
+class CompileOnceCache {
+ public:
+  template <class Compile>
+  const Value& get(const Key& key, Compile&& compile) {
+    Slot& slot = slot_of(key);
+    if (slot.ready.load(std::memory_order_acquire)) return *slot.value;
+    {
+      std::unique_lock<std::mutex> lock(slot.mutex);
+      for (;;) {
+        if (slot.value) return *slot.value;
+        if (!slot.busy) break;
+        slot.done.wait(lock);
+      }
+      slot.busy = true;  // this caller compiles
+    }
+    try {
+      Value v = std::forward<Compile>(compile)();
+      std::lock_guard<std::mutex> lock(slot.mutex);
+      slot.value.emplace(std::move(v));
+      slot.ready.store(true, std::memory_order_release);
+      slot.busy = false;
+      slot.done.notify_all();
+      return *slot.value;
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(slot.mutex);
+        slot.busy = false;
+      }
+      slot.done.notify_all();  // a waiter takes the compile over
+      throw;
+    }
+  }
+
+  /// The value of `key` when it has been compiled, else null (never waits for a compile).
+  const Value* find(const Key& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = slots_.find(key);
+    if (it == slots_.end() || !it->second->ready.load(std::memory_order_acquire)) return nullptr;
+    return &*it->second->value;
+  }
+
+  /// How many keys have a value.
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t n = 0;
+    for (auto& [k, s] : slots_) n += s->ready.load(std::memory_order_acquire) ? 1 : 0;
+    return n;
+  }
+
+ private:
+  struct Slot {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool busy = false;              // a caller is compiling (under `mutex`)
+    std::optional<Value> value;     // set once, under `mutex`
+    std::atomic<bool> ready{false};  // value is set (read without `mutex`)
+  };
+  Slot& slot_of(const Key& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& s = slots_[key];
+    if (!s) s = std::make_unique<Slot>();
+    return *s;  // slots are never removed
+  }
+  mutable std::mutex mutex_;
+  std::unordered_map<Key, std::unique_ptr<Slot>, Hash> slots_;
+};
 
 }  // namespace theon::detail

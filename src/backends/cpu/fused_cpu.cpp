@@ -1,5 +1,6 @@
 #include "backends/cpu/fused_cpu.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/scalar_program_render.hpp"
 #include "util/kernel_cache.hpp"
 #include "util/process.hpp"
 
@@ -27,6 +28,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace theon::detail {
@@ -54,21 +56,7 @@ void warn_once(const std::string& key, const std::string& message) {
   if (warned.insert(key).second) std::cerr << "theon: warning: " << message << "\n";
 }
 
-std::string ctype(DType t) {
-  switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "int8_t";
-    case DType::Int16: return "int16_t";
-    case DType::Int32: return "int32_t";
-    case DType::Int64: return "int64_t";
-    case DType::UInt8: return "uint8_t";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    default: break;
-  }
-  throw NotImplementedError("fused CPU kernels: dtype " + std::string(dtype_name(t)) + " is not supported");
-}
-
+std::string ctype(DType t) { return scalar_type(t, Dialect::Cpu); }
 
 // <cmath> is the most expensive thing a module parses: with -std=c++20 libstdc++'s <cmath>
 // brings the special functions and their templates, measured at 0.15-0.6 s of a 0.2-0.9 s
@@ -333,6 +321,8 @@ struct ModuleCache {
   using VariantKey = std::pair<const graph::Op*, std::string>;
   std::mutex mutex;
   std::map<std::string, KernelFn> by_symbol;  // by loaded_key(): one entry per distinct kernel
+  // Modules built (or found on disk) and loaded, by cache folder and module name (build_module).
+  detail::CompileOnceCache<bool> loaded;
   // Per (op instance, variant), for the run-time lookup. Every compilation of a function makes
   // new Composite instances, so an entry must not outlive its op: it holds the op weakly, a
   // hit counts only while the op lives (an expired entry's address may belong to a new op),
@@ -408,20 +398,11 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// Compiles (or finds on disk) one module holding `kernels` and loads it; false with `error` set
-// on failure. The cache key covers the whole source, so a module is reused only for exactly
-// this set of kernels (a second process lowering the same function compiles nothing). The
-// compiler runs without a shell; its output goes to a log that the error names.
-bool build_module(std::vector<KernelSource> kernels, std::string& error) {
-  std::sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
-  std::string source = module_preamble();
-  for (auto& k : kernels) source += "// " + k.label + "\nextern \"C\" void " + k.symbol + k.text;
-  const std::string cxx = config().cxx;
-  const std::vector<std::string> flags = compile_flags();
-  std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n";
-  for (auto& f : flags) key_text += f + " ";
-  key_text += std::string("\n") + kCodegenVersion + "\n" + cpu_identity();
-  const std::string name = detail::content_key(key_text) + ".so";
+// build_module's work: the module `name` from the disk cache, else compiled from `source`,
+// then loaded (its kernels registered); false with `error` set on failure.
+bool compile_and_load(const std::string& source, const std::string& name, const std::string& cxx,
+                      const std::vector<std::string>& flags, const std::vector<KernelSource>& kernels,
+                      std::string& error) {
   const detail::KernelCacheFolder folder("cpu");
   if (detail::VerifiedEntry cached; folder.open(name, cached) && load(cached, kernels, error)) {
     ++g_loaded;
@@ -463,6 +444,35 @@ bool build_module(std::vector<KernelSource> kernels, std::string& error) {
     return false;
   }
   return load(built, kernels, error);
+}
+
+// Compiles (or finds on disk) one module holding `kernels` and loads it; false with `error` set
+// on failure. The cache key covers the whole source, so a module is reused only for exactly
+// this set of kernels (a second process lowering the same function compiles nothing). In this
+// process a module is built once per cache folder (ModuleCache::loaded: threads building it
+// meanwhile wait for it; a failed build is retried by the next caller). The compiler runs
+// without a shell; its output goes to a log that the error names.
+bool build_module(std::vector<KernelSource> kernels, std::string& error) {
+  std::sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
+  std::string source = module_preamble();
+  for (auto& k : kernels) source += "// " + k.label + "\nextern \"C\" void " + k.symbol + k.text;
+  const std::string cxx = config().cxx;
+  const std::vector<std::string> flags = compile_flags();
+  std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n";
+  for (auto& f : flags) key_text += f + " ";
+  key_text += std::string("\n") + kCodegenVersion + "\n" + cpu_identity();
+  const std::string name = detail::content_key(key_text) + ".so";
+  try {
+    modules().loaded.get(fused_cache_dir() + "\n" + name, [&] {
+      std::string e;
+      if (!compile_and_load(source, name, cxx, flags, kernels, e)) throw std::runtime_error(e);
+      return true;
+    });
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
 }
 
 // From this many kernels on, a batch is compiled as two modules by two compiler processes at
@@ -817,19 +827,16 @@ std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_
     bool all_uniform = true;
     for (int a : in.args) all_uniform = all_uniform && uniform[a];
     const ScalarKind kind = ops::scalar_op_info(in.op).kind;
-    auto call = [&]() {
-      std::string e;
-      if (in.op == ScalarOpId::Cast) e = "Cast().convert<" + t + ">(";
-      else e = std::string(ops::scalar_op_info(in.op).functor) + "{}(";
-      for (size_t a = 0; a < in.args.size(); ++a) e += (a ? ", " : "") + ref[in.args[a]];
-      return e + ")";
+    auto call = [&]() {  // the instruction over its arguments' references (element i, or scalars)
+      std::vector<std::string> args;
+      for (int a : in.args) args.push_back(ref[a]);
+      return instruction_expr(in, args, Dialect::Cpu);
     };
     if (all_uniform) {
       uniform[v] = true;
       direct_out[v] = -1;  // a scalar: the copy loop below fills its output
-      const std::string name = "v" + std::to_string(v);
-      body << "    const " << t << " " << name << " = " << call() << ";\n";
-      ref[v] = name;
+      body << "    " << value_statement(v, in.dtype, call(), Dialect::Cpu) << "\n";
+      ref[v] = value_name(v);
       continue;
     }
     for (int a : in.args)

@@ -2,6 +2,8 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
+#include "backends/scalar_program_render.hpp"
+#include "util/kernel_cache.hpp"
 
 #include <cstring>
 #include <mutex>
@@ -72,18 +74,10 @@ cudaStream_t stream_of(int device) { return CudaRuntime::instance().stream(devic
 
 cudaKernel_t cached_kernel(const std::string& signature, int device, const std::function<KernelSource()>& make,
                            const std::string& kernel_name) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, cudaKernel_t> cache;
+  static detail::CompileOnceCache<cudaKernel_t> cache;
   // The compile options (config().fmad) choose the code too: a changed option loads anew.
   const std::string key = std::to_string(device) + "|" + nvrtc_options_tag() + "|" + signature + "|" + kernel_name;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  cudaKernel_t k = get_kernel(make(), kernel_name, device);
-  std::lock_guard<std::mutex> lock(mu);
-  cache.emplace(key, k);
-  return k;
+  return cache.get(key, [&] { return get_kernel(make(), kernel_name, device); });
 }
 
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,
@@ -125,20 +119,7 @@ unsigned grid_for(int64_t n, unsigned block, int device) {
   return static_cast<unsigned>(std::max<int64_t>(0, std::min(needed, cap)));
 }
 
-const char* cuda_type(DType dtype) {
-  switch (dtype) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "signed char";
-    case DType::Int16: return "short";
-    case DType::Int32: return "int";
-    case DType::Int64: return "long long";
-    case DType::UInt8: return "unsigned char";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    default: break;
-  }
-  throw NotImplementedError(std::string("the CUDA backend has no type for ") + std::string(dtype_name(dtype)));
-}
+const char* cuda_type(DType dtype) { return scalar_type(dtype, Dialect::Cuda); }
 
 const char* dtype_tag(DType dtype) {
   switch (dtype) {

@@ -13,6 +13,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_check.hpp"
 
+#include "backends/scalar_program_render.hpp"
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "util/strided.hpp"
@@ -25,21 +26,12 @@
 namespace theon::backends::cuda {
 namespace {
 
-using ops::ScalarOpId;
-
-
 bool supported_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 
-// A scalar program: Elemwise is a one-instruction program, Composite its own.
-struct Program {
-  std::vector<DType> input_dtypes;
-  std::vector<ops::CompositeInstr> instrs;
-  std::vector<int> outputs;  // value ids
-  std::string key;           // identifies the program in kernel signatures
-  DType value_dtype(int v) const {
-    const int ni = static_cast<int>(input_dtypes.size());
-    return v < ni ? input_dtypes[v] : instrs[v - ni].dtype;
-  }
+// A scalar program (backends/scalar_program_render.hpp): Elemwise is a one-instruction
+// program, Composite its own.
+struct Program : ScalarProgram {
+  std::string key;  // identifies the program in kernel signatures
 };
 
 Program program_of(const graph::Apply& node) {
@@ -74,15 +66,7 @@ Program program_of(const graph::Apply& node) {
 }
 
 // Which value ids the selected outputs need (inputs included).
-std::vector<bool> needed_values(const Program& p, const std::vector<int>& outs) {
-  const int ni = static_cast<int>(p.input_dtypes.size());
-  std::vector<bool> need(ni + p.instrs.size(), false);
-  for (int o : outs) need[p.outputs[o]] = true;
-  for (int q = static_cast<int>(p.instrs.size()) - 1; q >= 0; --q)
-    if (need[ni + q])
-      for (int a : p.instrs[q].args) need[a] = true;
-  return need;
-}
+std::vector<bool> needed_values(const Program& p, const std::vector<int>& outs) { return p.needed(outs); }
 
 enum class InputClass : char { Flat = 'c', Scalar = 's', Strided = 'g', Unused = 'u' };
 
@@ -190,28 +174,9 @@ KernelSource generate(const Program& p, const std::vector<int>& outs, const Layo
 
   // The body computing every needed value from v<input> names; `load(i)` gives input i.
   auto body = [&](const std::function<std::string(int)>& load, const std::string& indent) {
-    std::ostringstream b;
-    for (int i = 0; i < ni; ++i) {
-      if (!need[i]) continue;
-      b << indent << "const " << cuda_type(p.input_dtypes[i]) << " v" << i << " = "
-        << (l.classes[i] == InputClass::Scalar ? "u" + std::to_string(i) : load(i)) << ";\n";
-    }
-    for (size_t q = 0; q < p.instrs.size(); ++q) {
-      const int v = ni + static_cast<int>(q);
-      if (!need[v]) continue;
-      const auto& in = p.instrs[q];
-      const std::string t = cuda_type(in.dtype);
-      b << indent << "const " << t << " v" << v << " = ";
-      if (in.op == ScalarOpId::Cast) {
-        b << "Cast().convert<" << t << ">(v" << in.args[0] << ")";
-      } else {
-        b << "(" << t << ")" << ops::scalar_op_info(in.op).functor << "{}(";
-        for (size_t a = 0; a < in.args.size(); ++a) b << (a ? ", " : "") << "v" << in.args[a];
-        b << ")";
-      }
-      b << ";\n";
-    }
-    return b.str();
+    return render_values(
+        p, need, Dialect::Cuda,
+        [&](int i) { return l.classes[i] == InputClass::Scalar ? "u" + std::to_string(i) : load(i); }, indent);
   };
 
   const int e = chunk_elems(p, need, outs);

@@ -143,13 +143,6 @@ std::string cache_key(const KernelSource& src, int arch) {
 
 namespace {
 
-// One compilation per key and process: the first caller compiles (no lock held), the others
-// asking for the same key wait for its result; different keys compile concurrently.
-struct CubinSlot {
-  std::once_flag once;
-  std::string cubin;
-};
-
 std::string compile_uncached(const KernelSource& src, int arch, const std::string& key) {
   // The disk cache verifies each cubin against the SHA-256 recorded when it was written; a
   // failed write (a full disk) leaves nothing behind and costs only the next process a compile.
@@ -165,19 +158,12 @@ std::string compile_uncached(const KernelSource& src, int arch, const std::strin
   return cubin;
 }
 
+// One compilation per key and process (detail::CompileOnceCache): the first caller compiles
+// (no lock held), the others asking for the same key wait for its result; different keys
+// compile concurrently; a failed compile throws and the next caller retries.
 const std::string& compile_cubin_keyed(const KernelSource& src, int arch, const std::string& key) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<CubinSlot>> slots;  // key -> cubin, this process
-  std::shared_ptr<CubinSlot> slot;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto& s = slots[key];
-    if (!s) s = std::make_shared<CubinSlot>();
-    slot = s;  // slots are never removed: the reference returned below stays valid
-  }
-  // A failed compile throws out of call_once, leaving the flag unset: the next caller retries.
-  std::call_once(slot->once, [&] { slot->cubin = compile_uncached(src, arch, key); });
-  return slot->cubin;
+  static detail::CompileOnceCache<std::string> cubins;  // key -> cubin, this process
+  return cubins.get(key, [&] { return compile_uncached(src, arch, key); });
 }
 
 }  // namespace
@@ -195,39 +181,26 @@ int device_arch(int device) {
 }
 
 cudaKernel_t get_kernel(const KernelSource& src, const std::string& kernel, int device) {
-  // Per (source key, device): the module is loaded once (call_once; compiling it takes no
-  // global lock, so different kernels compile concurrently), kernels are looked up under the
-  // entry's own mutex.
-  struct Loaded {
-    std::once_flag once;
-    cudaLibrary_t library = nullptr;
-    std::mutex mu;
-    std::map<std::string, cudaKernel_t> kernels;
-  };
-  static std::mutex mu;
-  static std::map<std::pair<std::string, int>, std::shared_ptr<Loaded>> loaded;  // never erased
+  // Per (source key, device) the module is loaded once, per (source key, device, kernel) the
+  // kernel looked up once; loading compiles (or reads) the cubin once per source key.
+  static detail::CompileOnceCache<cudaLibrary_t> libraries;
+  static detail::CompileOnceCache<cudaKernel_t> kernels;
   const int arch = device_arch(device);
   const std::string key = cache_key(src, arch);
-  std::shared_ptr<Loaded> l;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto& e = loaded[{key, device}];
-    if (!e) e = std::make_shared<Loaded>();
-    l = e;
-  }
-  std::call_once(l->once, [&] {
-    const std::string& cubin = compile_cubin_keyed(src, arch, key);
-    THEON_CUDA_CHECK(cudaSetDevice(device));
-    THEON_CUDA_CHECK(cudaLibraryLoadData(&l->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    ++g_loaded;
+  const std::string library_key = key + "|" + std::to_string(device);
+  return kernels.get(library_key + "|" + kernel, [&] {
+    const cudaLibrary_t library = libraries.get(library_key, [&] {
+      const std::string& cubin = compile_cubin_keyed(src, arch, key);
+      THEON_CUDA_CHECK(cudaSetDevice(device));
+      cudaLibrary_t l = nullptr;
+      THEON_CUDA_CHECK(cudaLibraryLoadData(&l, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+      ++g_loaded;
+      return l;
+    });
+    cudaKernel_t k = nullptr;
+    THEON_CUDA_CHECK(cudaLibraryGetKernel(&k, library, kernel.c_str()));
+    return k;
   });
-  std::lock_guard<std::mutex> lock(l->mu);
-  auto it = l->kernels.find(kernel);
-  if (it != l->kernels.end()) return it->second;
-  cudaKernel_t k = nullptr;
-  THEON_CUDA_CHECK(cudaLibraryGetKernel(&k, l->library, kernel.c_str()));
-  l->kernels.emplace(kernel, k);
-  return k;
 }
 
 NvrtcStats nvrtc_stats() { return {g_compiled.load(), g_disk_hits.load(), g_loaded.load(), g_max_in_flight.load()}; }

@@ -11,6 +11,7 @@
 // double too (the CPU adds in the element type: the GPU is at least as accurate).
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/reduce_codegen.hpp"
+#include "backends/scalar_program_render.hpp"
 
 #include "ops/argmax.hpp"
 #include "ops/cumsum.hpp"
@@ -248,44 +249,29 @@ class ArgMaxKernel final : public CudaKernel {
 // The region's value at one element, from the scalar functors the CPU uses (scalar_ops.hpp),
 // as the elementwise kernels compute it; only the values the output needs are computed.
 RegionCode region_code(const ops::Composite& c) {
-  const int ni = c.num_inputs();
-  const auto& instrs = c.program();
+  const ScalarProgram p = ScalarProgram::of(c);
+  const int ni = p.num_inputs();
   const int out = c.outputs()[0];
-  std::vector<bool> need(static_cast<size_t>(ni) + instrs.size(), false);
-  need[static_cast<size_t>(out)] = true;
-  for (int q = static_cast<int>(instrs.size()) - 1; q >= 0; --q)
-    if (need[static_cast<size_t>(ni + q)])
-      for (int a : instrs[static_cast<size_t>(q)].args) need[static_cast<size_t>(a)] = true;
+  const std::vector<bool> need = p.needed({0});
   std::ostringstream key, code;
   code << "__device__ __forceinline__ TI theon_region_value(const TheonRegionArgs& a, const long long* off) {\n"
        << "  using namespace theon::scalar;\n  (void)a;\n  (void)off;\n";
-  for (int i = 0; i < ni; ++i) {
-    const std::string t = cuda_type(c.value_dtype(i));
-    key << dtype_tag(c.value_dtype(i)) << ",";
-    if (need[static_cast<size_t>(i)])
-      code << "  const " << t << " v" << i << " = ((const " << t << "*)a.p[" << i << "])[off[" << i << "]];\n";
-  }
+  code << render_values(
+      p, need, Dialect::Cuda,
+      [&](int i) {
+        const std::string t = cuda_type(p.input_dtypes[i]);
+        return "((const " + t + "*)a.p[" + std::to_string(i) + "])[off[" + std::to_string(i) + "]]";
+      },
+      "  ");
+  for (int i = 0; i < ni; ++i) key << dtype_tag(p.input_dtypes[i]) << ",";
   key << "|";
-  for (size_t q = 0; q < instrs.size(); ++q) {
-    const auto& in = instrs[q];
+  for (const auto& in : p.instrs) {
     key << static_cast<int>(in.op) << ":" << dtype_tag(in.dtype) << "(";
     for (int a : in.args) key << a << ",";
     key << ")";
-    const int v = ni + static_cast<int>(q);
-    if (!need[static_cast<size_t>(v)]) continue;
-    const std::string t = cuda_type(in.dtype);
-    code << "  const " << t << " v" << v << " = ";
-    if (in.op == ops::ScalarOpId::Cast) {
-      code << "Cast().convert<" << t << ">(v" << in.args[0] << ")";
-    } else {
-      code << "(" << t << ")" << ops::scalar_op_info(in.op).functor << "{}(";
-      for (size_t a = 0; a < in.args.size(); ++a) code << (a ? ", " : "") << "v" << in.args[a];
-      code << ")";
-    }
-    code << ";\n";
   }
   key << "|" << out;
-  code << "  return (TI)v" << out << ";\n}\n";
+  code << "  return (TI)" << value_name(out) << ";\n}\n";
   // Kernel names carry a hash of the program (the full program is in the source).
   uint64_t h = 14695981039346656037ull;
   for (unsigned char ch : key.str()) h = (h ^ ch) * 1099511628211ull;

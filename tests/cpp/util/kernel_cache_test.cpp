@@ -1,7 +1,8 @@
 // The kernel cache's rules (util/kernel_cache): private folders, entries verified against the
 // SHA-256 recorded when they were written, stale temporaries removed, a size limit with LRU
 // eviction, clearing. The CPU backend's use of it (planted modules, compiler without a shell)
-// is tested in backends/fused_cpu_cache_test.cpp.
+// is tested in backends/fused_cpu_cache_test.cpp. Then the in-memory layer above it,
+// CompileOnceCache: one compile per key, keys in parallel, a failed compile retried.
 #include <theon/config.hpp>
 #include <theon/kernel_cache.hpp>
 
@@ -19,7 +20,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace theon {
 namespace {
@@ -342,6 +348,119 @@ TEST(KernelCache, ClearRemovesEverything) {
   EXPECT_EQ(kernel_cache_info().entries, 0);
   EXPECT_TRUE(fs::is_empty(cpu.dir()));
   EXPECT_TRUE(fs::is_empty(cuda.dir()));
+}
+
+// ---- CompileOnceCache -------------------------------------------------------------------
+
+using detail::CompileOnceCache;
+using namespace std::chrono_literals;
+
+// Waits (at most 10 s) until `pred` holds; false when it never did.
+template <class Pred> bool eventually(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST(CompileOnceCache, ThreadsAskingForOneKeyCompileItOnce) {
+  CompileOnceCache<std::string> cache;
+  std::atomic<int> compiles{0}, started{0};
+  constexpr int kThreads = 8;
+  std::vector<const std::string*> got(kThreads, nullptr);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      ++started;
+      got[t] = &cache.get("k", [&] {
+        ++compiles;
+        eventually([&] { return started.load() == kThreads; });  // everybody asks meanwhile
+        std::this_thread::sleep_for(20ms);
+        return std::string("cubin");
+      });
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(compiles.load(), 1);
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_NE(got[t], nullptr);
+    EXPECT_EQ(got[t], got[0]);  // the one stored value
+    EXPECT_EQ(*got[t], "cubin");
+  }
+  EXPECT_EQ(cache.size(), 1u);
+  ASSERT_NE(cache.find("k"), nullptr);
+  EXPECT_EQ(cache.find("other"), nullptr);
+  // A hit never compiles again.
+  EXPECT_EQ(cache.get("k", [&] { ++compiles; return std::string("again"); }), "cubin");
+  EXPECT_EQ(compiles.load(), 1);
+}
+
+TEST(CompileOnceCache, DifferentKeysCompileConcurrently) {
+  CompileOnceCache<int> cache;
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> overlapped[2] = {false, false};
+  auto compile = [&](int which) {
+    ++in_flight;
+    // Returns only when the other key's compile is running too: a cache that compiled
+    // one key at a time would make this wait out the deadline.
+    overlapped[which] = eventually([&] { return in_flight.load() == 2; });
+    return which;
+  };
+  std::thread a([&] { EXPECT_EQ(cache.get("a", [&] { return compile(0); }), 0); });
+  std::thread b([&] { EXPECT_EQ(cache.get("b", [&] { return compile(1); }), 1); });
+  a.join();
+  b.join();
+  EXPECT_TRUE(overlapped[0].load());
+  EXPECT_TRUE(overlapped[1].load());
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(CompileOnceCache, AFailedCompileIsRetriedByTheNextCaller) {
+  CompileOnceCache<std::string, int> cache;
+  int compiles = 0;
+  EXPECT_THROW(cache.get(7, [&]() -> std::string {
+    ++compiles;
+    throw std::runtime_error("compiler crashed");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(cache.find(7), nullptr);  // nothing stored
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.get(7, [&] { ++compiles; return std::string("ok"); }), "ok");
+  EXPECT_EQ(compiles, 2);
+  EXPECT_EQ(cache.get(7, [&] { ++compiles; return std::string("no"); }), "ok");
+  EXPECT_EQ(compiles, 2);
+}
+
+TEST(CompileOnceCache, AWaiterTakesOverAFailedCompile) {
+  CompileOnceCache<std::string> cache;
+  std::atomic<int> attempts{0}, waiting{0};
+  constexpr int kThreads = 4;
+  std::atomic<int> failures{0}, successes{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      ++waiting;
+      try {
+        const std::string& v = cache.get("k", [&]() -> std::string {
+          if (++attempts == 1) {  // the first compile fails once the others wait on it
+            eventually([&] { return waiting.load() == kThreads; });
+            std::this_thread::sleep_for(20ms);
+            throw std::runtime_error("first compile fails");
+          }
+          return "second";
+        });
+        EXPECT_EQ(v, "second");
+        ++successes;
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "first compile fails");
+        ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(attempts.load(), 2);  // one failure, one retry: the other callers got its value
+  EXPECT_EQ(failures.load(), 1);
+  EXPECT_EQ(successes.load(), kThreads - 1);
 }
 
 }  // namespace
