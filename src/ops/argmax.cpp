@@ -1,4 +1,5 @@
 #include "ops/argmax.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/reduce.hpp"
@@ -80,6 +81,17 @@ namespace theon::ops {
 
 std::vector<VarPtr> ArgMax::L_op(const Apply&, const std::vector<VarPtr>&) const {
   return {nullptr};  // an index is piecewise constant in x: disconnected, as in Theano
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::ArgMax>(PropReader& p) {
+  const bool is_max = p.word("max", "min");
+  const std::optional<int64_t> axis = p.integer_or_none("axis");
+  return std::make_shared<const ArgMax>(is_max, axis ? std::optional<int>(static_cast<int>(*axis)) : std::nullopt);
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/blas.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -75,6 +76,15 @@ std::vector<VarPtr> Dot::L_op(const Apply& node, const std::vector<VarPtr>& outp
   if (na == 2 && nb == 1) return {dot(col(gz), row(b)), dot(transpose(a), gz)};
   if (na == 1 && nb == 2) return {dot(b, gz), dot(col(a), row(gz))};
   return {elemwise(ScalarOpId::Mul, {gz, b}), elemwise(ScalarOpId::Mul, {gz, a})};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Dot>(PropReader&) {
+  return std::make_shared<const Dot>();
 }
 
 }  // namespace theon::ops

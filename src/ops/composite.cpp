@@ -1,4 +1,5 @@
 #include "ops/composite.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/elemwise.hpp"
 #include "ops/scalar/scalar_ops.hpp"
@@ -128,6 +129,15 @@ std::vector<graph::VarPtr> Composite::L_op(const Apply& node, const std::vector<
   throw NotImplementedError(node.describe() +
                             ": Composite has no gradient: fusion runs when a function is compiled, after grad() "
                             "built the gradient graph; differentiate the unfused graph instead");
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Composite>(PropReader& p) {
+  p.not_rebuildable("a fused region holds a scalar program that its props print but do not rebuild");
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/cumsum.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/elemwise.hpp"
 #include "ops/reduce.hpp"
@@ -52,6 +53,16 @@ std::vector<VarPtr> CumSum::L_op(const Apply& node, const std::vector<VarPtr>& o
   VarPtr back = graph::make_output(std::make_shared<CumSum>(axis_, !reverse_), {g}, t);
   const DType x_dtype = node.input(0)->type.dtype;
   return {back->type.dtype == x_dtype ? back : cast(back, x_dtype)};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::CumSum>(PropReader& p) {
+  const int axis = static_cast<int>(p.integer("axis"));
+  return std::make_shared<const CumSum>(axis, p.flag("reverse"));
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/dimshuffle.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/reduce.hpp"
 
@@ -141,6 +142,15 @@ std::vector<VarPtr> DimShuffle::L_op(const Apply& node, const std::vector<VarPtr
   for (size_t i = 0; i < pattern_.size(); ++i)
     if (pattern_[i] >= 0) inverse[pattern_[i]] = position[i];
   return {dimshuffle(g, inverse)};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::DimShuffle>(PropReader& p) {
+  p.not_rebuildable("a DimShuffle's input rank is not among its props (dropped dims)");
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/elemwise.hpp"
+#include "ops/make_op.hpp"
 
 #include "graph/user_names.hpp"
 #include "ops/dimshuffle.hpp"
@@ -188,6 +189,15 @@ graph::Cost Elemwise::cost(const Apply& node, const std::vector<Shape>& input_sh
   c.flops = static_cast<double>(n);
   c.bytes += static_cast<double>(n) * static_cast<double>(itemsize(out_dtype_));
   return c;
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Elemwise>(PropReader& p) {
+  p.not_rebuildable("the output dtype of a non-cast Elemwise is not among its props");
 }
 
 }  // namespace theon::ops

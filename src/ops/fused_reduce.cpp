@@ -1,4 +1,5 @@
 #include "ops/fused_reduce.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/elemwise.hpp"
 #include "util/dispatch.hpp"
@@ -71,6 +72,15 @@ std::vector<graph::VarPtr> FusedReduce::L_op(const Apply& node, const std::vecto
   throw NotImplementedError(node.describe() +
                             ": FusedReduce has no gradient: fusion runs when a function is compiled, after grad() "
                             "built the gradient graph; differentiate the unfused graph instead");
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::FusedReduce>(PropReader& p) {
+  p.not_rebuildable("a fused region holds a scalar program that its props print but do not rebuild");
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/gemm.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/blas.hpp"
 #include "ops/dimshuffle.hpp"
@@ -84,6 +85,16 @@ std::vector<VarPtr> Gemm::L_op(const Apply& node, const std::vector<VarPtr>& out
   // The product may have been broadcast against c: sum its gradient back to (m, n).
   VarPtr gp = sum_to(scaled(gz, alpha_), dot(a, b));
   return {sum_to(scaled(gz, beta_), c), dot(gp, transpose(b)), dot(transpose(a), gp)};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Gemm>(PropReader& p) {
+  const double alpha = p.number("alpha");
+  return std::make_shared<const Gemm>(alpha, p.number("beta"));
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/join.hpp"
+#include "ops/make_op.hpp"
 
 #include "graph/user_names.hpp"
 #include "ops/elemwise.hpp"
@@ -118,6 +119,16 @@ graph::Cost Join::cost(const Apply& node, const std::vector<Shape>& input_shapes
   graph::Cost c = Op::cost(node, input_shapes);
   c.bytes *= 2;  // every input element is read once and written once
   return c;
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Join>(PropReader& p) {
+  const int axis = static_cast<int>(p.integer("axis"));
+  return std::make_shared<const Join>(axis, p.flag("stack"));
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/matmul.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -198,6 +199,15 @@ std::vector<VarPtr> BatchedMatmul::L_op(const Apply& node, const std::vector<Var
   if (na == 1) ga = dimshuffle(ga, {1});
   if (nb == 1) gb = dimshuffle(gb, {0});
   return {ga, gb};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::BatchedMatmul>(PropReader&) {
+  return std::make_shared<const BatchedMatmul>();
 }
 
 }  // namespace theon::ops

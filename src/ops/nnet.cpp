@@ -1,4 +1,5 @@
 #include "ops/nnet.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/argmax.hpp"
 #include "ops/elemwise.hpp"
@@ -132,6 +133,46 @@ graph::Cost OneHot::cost(const Apply& node, const std::vector<Shape>& input_shap
   graph::Cost c = Op::cost(node, input_shapes);
   c.bytes += static_cast<double>(input_shapes[0][0] * n_ * static_cast<int64_t>(itemsize(dtype_)));
   return c;
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::CategoricalCrossentropy>(PropReader&) {
+  return std::make_shared<const CategoricalCrossentropy>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::CrossentropyGrad>(PropReader&) {
+  return std::make_shared<const CrossentropyGrad>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::LabelGather>(PropReader&) {
+  return std::make_shared<const LabelGather>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::LabelScatter>(PropReader&) {
+  return std::make_shared<const LabelScatter>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Softmax>(PropReader& p) {
+  return std::make_shared<const Softmax>(false, static_cast<int>(p.integer("axis")));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::LogSoftmax>(PropReader& p) {
+  return std::make_shared<const Softmax>(true, static_cast<int>(p.integer("axis")));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::OneHot>(PropReader& p) {
+  const int64_t n = p.integer("n");
+  return std::make_shared<const OneHot>(n, parse_dtype(p.text("dtype")));
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/nnet_fused.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -137,6 +138,20 @@ std::vector<VarPtr> SoftmaxCrossentropyGrad::L_op(const Apply& node, const std::
                                        label_gather(g, labels)});
   const VarPtr gsm = elemwise(S::Mul, {g, dimshuffle(dy, {0, -1})});
   return {gdy, gsm, nullptr};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SoftmaxCrossentropy>(PropReader&) {
+  return std::make_shared<const SoftmaxCrossentropy>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SoftmaxCrossentropyGrad>(PropReader&) {
+  return std::make_shared<const SoftmaxCrossentropyGrad>();
 }
 
 }  // namespace theon::ops

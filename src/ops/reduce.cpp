@@ -1,4 +1,5 @@
 #include "ops/reduce.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -174,6 +175,50 @@ std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& o
     case ReduceKind::Any: case ReduceKind::All: case ReduceKind::Count: return {nullptr};
   }
   return {nullptr};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Sum>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Prod>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Max>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Min>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Any>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::All>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Mean>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Count>(PropReader& p) {
+  p.not_rebuildable("a Reduce's result dtype is not among its props");
 }
 
 }  // namespace theon::ops

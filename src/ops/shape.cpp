@@ -1,4 +1,5 @@
 #include "ops/shape.hpp"
+#include "ops/make_op.hpp"
 
 #include "graph/user_names.hpp"
 #include "ops/elemwise.hpp"
@@ -349,6 +350,31 @@ graph::Cost Alloc::cost(const Apply& node, const std::vector<Shape>& input_shape
   const double out = all_known(dims) ? static_cast<double>(shape_size(dims)) : 0.0;
   c.bytes = (static_cast<double>(shape_size(input_shapes[0])) + out) * static_cast<double>(itemsize(node.input(0)->type.dtype));
   return c;
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Alloc>(PropReader&) {
+  return std::make_shared<const Alloc>();
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Reshape>(PropReader& p) {
+  const int ndim = static_cast<int>(p.integer("ndim"));
+  return std::make_shared<const Reshape>(ndim, p.flag("flatten"));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::BroadcastTo>(PropReader& p) {
+  return std::make_shared<const BroadcastTo>(p.shape("shape"));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Shape>(PropReader& p) {
+  return std::make_shared<const ShapeOf>(p.word("size", "shape"));
 }
 
 }  // namespace theon::ops

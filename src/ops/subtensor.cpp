@@ -1,4 +1,5 @@
 #include "ops/subtensor.hpp"
+#include "ops/make_op.hpp"
 
 #include "graph/user_names.hpp"
 #include "ops/dimshuffle.hpp"
@@ -475,6 +476,33 @@ VarPtr inc_subtensor(const VarPtr& sub, const VarPtr& y_in, bool set) {
   if (!adv.nested()) return updated;
   // x[slices, idx]: write the updated slice region back into the original tensor.
   return inc_subtensor(x, updated, /*set=*/true);
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Subtensor>(PropReader& p) {
+  return std::make_shared<const Subtensor>(p.index_spec());
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::IncSubtensor>(PropReader& p) {
+  IndexSpec spec = p.index_spec();
+  return std::make_shared<const IncSubtensor>(std::move(spec), p.word("set", "inc"));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::AdvancedSubtensor1>(PropReader& p) {
+  const int axis = static_cast<int>(p.integer("axis"));
+  return std::make_shared<const AdvancedSubtensor1>(axis, p.flag("nested"));
+}
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::AdvancedIncSubtensor1>(PropReader& p) {
+  const int axis = static_cast<int>(p.integer("axis"));
+  return std::make_shared<const AdvancedIncSubtensor1>(axis, p.word("set", "inc"));
 }
 
 }  // namespace theon::ops

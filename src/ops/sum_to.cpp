@@ -1,4 +1,5 @@
 #include "ops/sum_to.hpp"
+#include "ops/make_op.hpp"
 
 #include "ops/elemwise.hpp"
 #include "ops/reduce.hpp"
@@ -42,6 +43,15 @@ std::vector<Shape> SumTo::infer_shape(const Apply& node, const std::vector<Array
 std::vector<VarPtr> SumTo::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
   // d(sum_to(g))/dg broadcasts the output gradient back; `like` only lends its shape.
   return {broadcast_like(output_grads[0], node.input(0)), nullptr};
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SumTo>(PropReader&) {
+  return std::make_shared<const SumTo>();
 }
 
 }  // namespace theon::ops

@@ -1,4 +1,5 @@
 #include "ops/transfer.hpp"
+#include "ops/make_op.hpp"
 
 #include "util/device_ops.hpp"
 
@@ -22,6 +23,15 @@ graph::Cost Transfer::cost(const graph::Apply& node, const std::vector<Shape>& i
 
 graph::VarPtr transfer(const graph::VarPtr& x, Device target) {
   return graph::make_output(std::make_shared<Transfer>(target), {x}, x->type);
+}
+
+}  // namespace theon::ops
+
+namespace theon::ops {
+
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Transfer>(PropReader& p) {
+  p.not_rebuildable("a Transfer holds a device, not a prop");
 }
 
 }  // namespace theon::ops

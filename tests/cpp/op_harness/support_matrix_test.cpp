@@ -22,6 +22,7 @@
 #include "ops/fused_reduce.hpp"
 #include "ops/gemm.hpp"
 #include "ops/join.hpp"
+#include "ops/make_op.hpp"
 #include "ops/matmul.hpp"
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
@@ -453,6 +454,17 @@ std::vector<std::string> check(const Matrix& m) {
         continue;
       }
       any_made = true;
+      // make_op (the kind's factory, beside its class) rebuilds the node's op from its props,
+      // or says why it cannot.
+      try {
+        const std::shared_ptr<const graph::Op> again = ops::make_op(kind, e.node->op().props());
+        if (!again->equals(e.node->op()))
+          fail(row, where + "make_op rebuilt " + again->display() + ", not " + e.node->op().display());
+      } catch (const NotImplementedError&) {
+        // stated reason: the kind's props do not describe it
+      } catch (const Error& err) {
+        fail(row, where + "make_op cannot read its own props: " + err.what());
+      }
       for (const auto& [backend, cell] : {std::pair{"cpu", &e.cpu}, std::pair{"cuda", &e.cuda}})
         if (cell->text.empty())
           fail(row, where + backend + (cell->ok ? ": supported but its kernel has no name" : ": unsupported, no reason"));
