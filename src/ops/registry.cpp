@@ -8,10 +8,10 @@ const std::vector<OpEntry>& registered_ops() {
   static const std::vector<OpEntry> ops = [] {
     std::vector<OpEntry> list;
 #define THEON_SCALAR_BUILDER(builder, functor, arity) \
-    list.push_back({std::string(scalar_op_info(ScalarOpId::functor).name), "Elemwise"});
+    list.push_back({std::string(scalar_op_info(ScalarOpId::functor).name), "Elemwise", #builder});
 #include <theon/scalar_ops.def>
 #undef THEON_SCALAR_BUILDER
-#define THEON_OP(name, family, signature) list.push_back({#name, #family});
+#define THEON_OP(name, family, signature) list.push_back({#name, #family, #name});
 #include <theon/ops.def>
 #undef THEON_OP
     return list;

@@ -10,6 +10,7 @@ namespace theon::ops {
 struct OpEntry {
   std::string name;    // the tensor:: builder's name ("add", "sum", "dot")
   std::string family;  // the Op class that implements it ("Elemwise", "Reduce")
+  std::string builder;  // its tensor:: function ("and_" for the scalar op "and")
 };
 
 const std::vector<OpEntry>& registered_ops();
