@@ -68,13 +68,8 @@ struct Axes : std::optional<std::vector<int>> {
   Axes(std::optional<std::vector<int>> axes) : std::optional<std::vector<int>>(std::move(axes)) {}
   Axes(bool) = delete;
 };
-Var sum(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var mean(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var prod(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var max(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var min(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var any(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
-Var all(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+// sum, mean, prod, max, min, any, all: Var f(const Var& x, Axes axis = std::nullopt,
+// bool keepdims = false), generated from their theon/ops.def rows (below).
 /// Index of the maximum along one axis (std::nullopt: of the flattened tensor); int64.
 Var argmax(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
 Var argmin(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
@@ -130,9 +125,11 @@ Var one_hot(const Var& indices, int64_t n, std::optional<DType> dtype = std::nul
 #define THEON_OP(name, family, signature) THEON_TENSOR_BUILDER_##signature(name)
 #define THEON_TENSOR_BUILDER_Custom(name)
 #define THEON_TENSOR_BUILDER_AxisScan(name) Var name(const Var& x, std::optional<int> axis = std::nullopt);
+#define THEON_TENSOR_BUILDER_Reduce(name) Var name(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
 #include <theon/ops.def>
 #undef THEON_TENSOR_BUILDER_Custom
 #undef THEON_TENSOR_BUILDER_AxisScan
+#undef THEON_TENSOR_BUILDER_Reduce
 #undef THEON_OP
 
 }  // namespace theon::tensor

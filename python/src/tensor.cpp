@@ -52,9 +52,15 @@ void init_tensor(nb::module_& m) {
 #define THEON_BIND_Custom(name)
 #define THEON_BIND_AxisScan(name) \
   t.def(#name, &name, nb::arg("x"), nb::arg("axis") = nb::none()); generated.emplace_back(#name, "AxisScan");
+#define THEON_BIND_Reduce(name)                                                                       \
+  t.def(#name, [](const Var& x, std::optional<std::vector<int>> axis, bool keepdims) {                \
+    return name(x, Axes(std::move(axis)), keepdims);                                                  \
+  }, nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);                        \
+  generated.emplace_back(#name, "Reduce");
 #include <theon/ops.def>
 #undef THEON_BIND_Custom
 #undef THEON_BIND_AxisScan
+#undef THEON_BIND_Reduce
 #undef THEON_OP
   t.def("generated_builders", [generated] { return generated; });
 
@@ -66,11 +72,6 @@ void init_tensor(nb::module_& m) {
 #undef UN
   t.def("cast", [](const Var& x, const std::string& dt) { return cast(x, parse_dtype(dt)); });
 
-#define RED(name)                                                                           \
-  t.def(#name, [](const Var& x, std::optional<std::vector<int>> axis, bool keepdims) { return name(x, Axes(axis), keepdims); }, \
-        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
-  RED(sum) RED(mean) RED(prod) RED(max) RED(min) RED(any) RED(all)
-#undef RED
   t.def("argmax", [](const Var& x, std::optional<int> axis, bool k) { return argmax(x, axis, k); },
         nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
   t.def("argmin", [](const Var& x, std::optional<int> axis, bool k) { return argmin(x, axis, k); },

@@ -6,19 +6,26 @@
 
 #include "graph/node.hpp"
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 namespace theon::ops {
 #define THEON_OP(name, family, signature) THEON_OPS_BUILDER_##signature(name)
 #define THEON_OPS_BUILDER_Custom(name)
 #define THEON_OPS_BUILDER_AxisScan(name) graph::VarPtr name(const graph::VarPtr& x, std::optional<int> axis);
+#define THEON_OPS_BUILDER_Reduce(name) \
+  graph::VarPtr name(const graph::VarPtr& x, std::optional<std::vector<int>> axes, bool keepdims);
 #include <theon/ops.def>
 #undef THEON_OPS_BUILDER_Custom
 #undef THEON_OPS_BUILDER_AxisScan
+#undef THEON_OPS_BUILDER_Reduce
 #undef THEON_OP
 }  // namespace theon::ops
 
 namespace theon::tensor {
 namespace {
-[[maybe_unused]] graph::VarPtr need(const Var& v, const char* op) {
+graph::VarPtr need(const Var& v, const char* op) {
   if (!v.defined()) throw ValueError(std::string(op) + ": use of an undefined Var");
   return v.node();
 }
@@ -28,9 +35,14 @@ namespace {
 #define THEON_API_BUILDER_Custom(name)
 #define THEON_API_BUILDER_AxisScan(name) \
   Var name(const Var& x, std::optional<int> axis) { return Var(ops::name(need(x, #name), axis)); }
+#define THEON_API_BUILDER_Reduce(name)                          \
+  Var name(const Var& x, Axes axis, bool keepdims) {            \
+    return Var(ops::name(need(x, #name), std::move(axis), keepdims)); \
+  }
 #include <theon/ops.def>
 #undef THEON_API_BUILDER_Custom
 #undef THEON_API_BUILDER_AxisScan
+#undef THEON_API_BUILDER_Reduce
 #undef THEON_OP
 
 }  // namespace theon::tensor

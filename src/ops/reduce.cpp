@@ -222,3 +222,21 @@ std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Count>(PropReader&
 }
 
 }  // namespace theon::ops
+
+namespace theon::ops {
+
+// The builders of the Reduce rows of theon/ops.def (signature class Reduce).
+#define THEON_REDUCE_BUILDER(name, kind)                                                              \
+  graph::VarPtr name(const graph::VarPtr& x, std::optional<std::vector<int>> axes, bool keepdims) { \
+    return reduce(ReduceKind::kind, x, std::move(axes), keepdims);                                   \
+  }
+THEON_REDUCE_BUILDER(sum, Sum)
+THEON_REDUCE_BUILDER(mean, Mean)
+THEON_REDUCE_BUILDER(prod, Prod)
+THEON_REDUCE_BUILDER(max, Max)
+THEON_REDUCE_BUILDER(min, Min)
+THEON_REDUCE_BUILDER(any, Any)
+THEON_REDUCE_BUILDER(all, All)
+#undef THEON_REDUCE_BUILDER
+
+}  // namespace theon::ops

@@ -390,7 +390,8 @@ def _ternary(fn, name):
     return op
 
 
-_GENERATED = {"Elemwise1": _unary, "Elemwise2": _binary, "Elemwise3": _ternary, "AxisScan": _axis_scan}
+_GENERATED = {"Elemwise1": _unary, "Elemwise2": _binary, "Elemwise3": _ternary, "AxisScan": _axis_scan,
+              "Reduce": _reduction}
 for _name, _signature in _t.generated_builders():
     # C++ spells names that clash with keywords with a trailing underscore (switch_, and_);
     # Python keeps it only where the bare name is a Python keyword too (and_, or_).
