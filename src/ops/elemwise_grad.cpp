@@ -70,6 +70,7 @@ std::vector<VarPtr> Elemwise::L_op(const Apply& node, const std::vector<VarPtr>&
     case S::Softplus: grads[0] = mul(gz, ew(S::Sigmoid, {x(0)})); break;
     case S::Sin: grads[0] = mul(gz, ew(S::Cos, {x(0)})); break;
     case S::Cos: grads[0] = neg(mul(gz, ew(S::Sin, {x(0)}))); break;
+    case S::Erfc: grads[0] = mul(gz, mul(lit(-1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;
     case S::Erf: grads[0] = mul(gz, mul(lit(1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;  // 2/sqrt(pi)
     case S::Switch: grads = {nullptr, masked(x(0), gz), masked(ew(S::Not, {x(0)}), gz)}; break;
     case S::Cast: grads[0] = gz; break;

@@ -191,6 +191,7 @@ struct Expm1 { template <class T> THEON_HD T operator()(T a) const { return std:
 struct Sqrt { template <class T> THEON_HD T operator()(T a) const { return std::sqrt(a); } };
 struct Tanh { template <class T> THEON_HD T operator()(T a) const { return std::tanh(a); } };
 struct Erf { template <class T> THEON_HD T operator()(T a) const { return std::erf(a); } };
+struct Erfc { template <class T> THEON_HD T operator()(T a) const { return std::erfc(a); } };
 struct Sigmoid {
   template <class T> THEON_HD T operator()(T a) const {  // stable on both tails
     if (a >= 0) return T(1) / (T(1) + std::exp(-a));

@@ -165,6 +165,8 @@ void add_elemwise_cases(std::vector<Case>& cases) {
   fn("cos", [](auto& a) { return tensor::cos(a); }, [](double x) { return std::cos(x); });
   fn("erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); });
   cases.back().check_grad = true;
+  fn("erfc", [](auto& a) { return tensor::erfc(a); }, [](double x) { return std::erfc(x); });
+  cases.back().check_grad = true;
 
   cases.push_back(binary("maximum", {D::Float32, D::Float64, D::Int32, D::UInt8, D::Bool},
                          [](auto& a, auto& b) { return tensor::maximum(a, b); },
