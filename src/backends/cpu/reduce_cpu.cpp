@@ -5,7 +5,7 @@
 #include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/reduce_accumulate.hpp"
 #include "ops/argmax.hpp"
-#include "ops/cumsum.hpp"
+#include "ops/cumulative.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/reduce.hpp"
@@ -164,31 +164,36 @@ void argmax_loop(const Apply& node, const std::vector<Array>& inputs, std::vecto
   });
 }
 
-// ---- CumSum ----
+// ---- CumSum, CumProd ----
 
-// A running Sum (reduce_ops.hpp's functor: double for floats, wrapping int64 for integers and
-// bools), each prefix finished and converted once, in lane order: the CUDA scan's order too.
-void cumsum_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
-  const auto& op = graph::op_as<ops::CumSum>(node.op());
-  const Array& in = inputs[0];
-  Array& out = outputs[0];
-  if (in.size() == 0) return;
+// A running Sum or Prod (reduce_ops.hpp's functors: double for floats, wrapping int64 for
+// integers and bools), each prefix finished and converted once, in lane order: the CUDA
+// scan's order too.
+template <class F, class T>
+void scan_lanes(const ops::Cumulative& op, const Array& in, Array& out) {
+  using Acc = typename F::template Acc<T>;
+  using O = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;  // ops::cumulative_dtype
   const int axis = op.axis();
   const bool reverse = op.reverse();
   const int64_t n = in.shape()[axis], si = in.strides()[axis], so = out.strides()[axis];
-  detail::visit_dtype(in.dtype(), [&]<class T>() {
-    using Acc = reduce::Sum::Acc<T>;
-    using O = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;  // ops::cumsum_dtype
-    const T* pi = in.data<T>();
-    O* po = out.data<O>();
-    for_each_lane(in.shape(), axis, {in.strides(), out.strides()}, [&](const std::vector<int64_t>& off) {
-      Acc acc = reduce::Sum::init<Acc>();
-      for (int64_t k = 0; k < n; ++k) {
-        const int64_t i = reverse ? n - 1 - k : k;
-        acc = reduce::Sum::combine(acc, reduce::Sum::load<Acc>(pi[off[0] + i * si], i));
-        po[off[1] + i * so] = static_cast<O>(reduce::Sum::finish(acc, 1.0));
-      }
-    });
+  const T* pi = in.data<T>();
+  O* po = out.data<O>();
+  for_each_lane(in.shape(), axis, {in.strides(), out.strides()}, [&](const std::vector<int64_t>& off) {
+    Acc acc = F::template init<Acc>();
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = reverse ? n - 1 - k : k;
+      acc = F::combine(acc, F::template load<Acc>(pi[off[0] + i * si], i));
+      po[off[1] + i * so] = static_cast<O>(F::finish(acc, 1.0));
+    }
+  });
+}
+
+void cumulative_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  const ops::Cumulative& op = *ops::Cumulative::of(node.op());
+  if (inputs[0].size() == 0) return;
+  detail::visit_dtype(inputs[0].dtype(), [&]<class T>() {
+    if (op.reduce_kind() == ops::ReduceKind::Sum) scan_lanes<reduce::Sum, T>(op, inputs[0], outputs[0]);
+    else scan_lanes<reduce::Prod, T>(op, inputs[0], outputs[0]);
   });
 }
 
@@ -288,7 +293,8 @@ void register_reduce_loops(CpuBackend& backend) {
     if (ops::reduce_kind_of(info.kind)) register_loop(backend, info.kind, reduce_loop_kernel);
   register_loop(backend, graph::OpKind::SumTo, sum_to_loop);
   register_loop(backend, graph::OpKind::ArgMax, argmax_loop);
-  register_loop(backend, graph::OpKind::CumSum, cumsum_loop);
+  register_loop(backend, graph::OpKind::CumSum, cumulative_loop);
+  register_loop(backend, graph::OpKind::CumProd, cumulative_loop);
   register_loop(backend, graph::OpKind::FusedReduce, fused_reduce_loop);
 }
 

@@ -14,7 +14,7 @@
 #include "backends/scalar_program_render.hpp"
 
 #include "ops/argmax.hpp"
-#include "ops/cumsum.hpp"
+#include "ops/cumulative.hpp"
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
@@ -137,13 +137,13 @@ class SumToKernel final : public CudaKernel {
   }
 };
 
-// CumSum: one thread per lane scans it in order with the Sum functor of reduce_ops.hpp (the
-// CPU loop's accumulator and order, so results are bit-identical). The lanes' other dims go
+// CumSum, CumProd: one thread per lane scans it in order with the Sum or Prod functor of
+// reduce_ops.hpp (the CPU loop's accumulator and order, so results are bit-identical). The lanes' other dims go
 // in as a shape with each operand's strides; one variant per (input, output) dtype pair.
 // A single long lane runs on one thread: correct, not fast (a block scan is the next step).
-constexpr const char* kCumSumKernel = R"CUDA(
+constexpr const char* kScanKernel = R"CUDA(
 struct TheonLanes { long long shape[8]; long long in_st[8]; long long out_st[8]; };
-extern "C" __global__ void cumsum_lanes(const TI* x, TO* out, long long lanes, int rank, TheonLanes g,
+extern "C" __global__ void scan_lanes(const TI* x, TO* out, long long lanes, int rank, TheonLanes g,
                                         long long n, long long sx, long long so, int reverse) {
   for (long long lane = (long long)blockIdx.x * blockDim.x + threadIdx.x; lane < lanes;
        lane += (long long)gridDim.x * blockDim.x) {
@@ -154,26 +154,27 @@ extern "C" __global__ void cumsum_lanes(const TI* x, TO* out, long long lanes, i
       ox += i * g.in_st[d];
       oo += i * g.out_st[d];
     }
-    A acc = theon::reduce::Sum::init<A>();
+    A acc = TheonScanOp::init<A>();
     for (long long k = 0; k < n; ++k) {
       const long long i = reverse ? n - 1 - k : k;
-      acc = theon::reduce::Sum::combine(acc, theon::reduce::Sum::load<A>(x[ox + i * sx], i));
-      out[oo + i * so] = (TO)theon::reduce::Sum::finish(acc, 1.0);
+      acc = TheonScanOp::combine(acc, TheonScanOp::load<A>(x[ox + i * sx], i));
+      out[oo + i * so] = (TO)TheonScanOp::finish(acc, 1.0);
     }
   }
 }
 )CUDA";
 
-KernelSource cumsum_source(DType in, DType out) {
+KernelSource cumulative_source(ops::ReduceKind kind, DType in, DType out) {
+  const std::string functor = kind == ops::ReduceKind::Sum ? "Sum" : "Prod";
   KernelSource s;
-  s.name = std::string("cumsum_") + dtype_tag(in) + "_" + dtype_tag(out);
-  s.code = reduce_ops_text() + "typedef " + cuda_type(in) + " TI;\ntypedef " + cuda_type(out) +
-           " TO;\ntypedef theon::reduce::Sum::Acc<TI> A;\n" + kCumSumKernel;
-  s.kernels = {"cumsum_lanes"};
+  s.name = "cum" + functor + "_" + dtype_tag(in) + "_" + dtype_tag(out);
+  s.code = reduce_ops_text() + "typedef theon::reduce::" + functor + " TheonScanOp;\ntypedef " + cuda_type(in) +
+           " TI;\ntypedef " + cuda_type(out) + " TO;\ntypedef TheonScanOp::Acc<TI> A;\n" + kScanKernel;
+  s.kernels = {"scan_lanes"};
   return s;
 }
 
-class CumSumKernel final : public CudaKernel {
+class CumulativeKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_scan"; }
   Support supports(const graph::Apply& node) const override {
@@ -181,12 +182,13 @@ class CumSumKernel final : public CudaKernel {
     if (s.ok) s.reason = "one thread per lane";
     return s;
   }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
-    return {cumsum_source(inputs[0].dtype(), ops::cumsum_dtype(inputs[0].dtype()))};
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+    const DType in = inputs[0].dtype();
+    return {cumulative_source(ops::Cumulative::of(node.op())->reduce_kind(), in, ops::cumulative_dtype(in))};
   }
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    const auto& op = graph::op_as<ops::CumSum>(node.op());
+    const ops::Cumulative& op = *ops::Cumulative::of(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (in.size() == 0) return;
@@ -209,8 +211,8 @@ class CumSumKernel final : public CudaKernel {
     const void* x = in.data();
     void* o = out.data();
     const int device = device_of(inputs, outputs);
-    const KernelSource src = cumsum_source(in.dtype(), out.dtype());
-    cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "cumsum_lanes");
+    const KernelSource src = cumulative_source(op.reduce_kind(), in.dtype(), out.dtype());
+    cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "scan_lanes");
     void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &reverse};
     const unsigned block = 128;
     launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
@@ -336,7 +338,8 @@ void register_reduce_kernels(CudaBackend& b) {
     if (ops::is_reduce(info.kind)) b.register_kernel(info.kind, std::make_unique<ReduceKernel>());
   b.register_kernel(graph::OpKind::SumTo, std::make_unique<SumToKernel>());
   b.register_kernel(graph::OpKind::ArgMax, std::make_unique<ArgMaxKernel>());
-  b.register_kernel(graph::OpKind::CumSum, std::make_unique<CumSumKernel>());
+  b.register_kernel(graph::OpKind::CumSum, std::make_unique<CumulativeKernel>());
+  b.register_kernel(graph::OpKind::CumProd, std::make_unique<CumulativeKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -52,8 +52,8 @@ void add(std::vector<Case>& cases, const std::string& op, std::vector<D> dtypes,
 
 D sum_dtype(D t) { return is_float(t) ? t : D::Int64; }
 
-// numpy.cumsum along `axis` (std::nullopt: over the flattened tensor), summed in float64.
-Ref ref_cumsum(const Ref& x, std::optional<int> axis) {
+// numpy.cumsum / numpy.cumprod along `axis` (std::nullopt: over the flattened tensor), in float64.
+Ref ref_cumulative(const Ref& x, std::optional<int> axis, bool product) {
   Ref r;
   r.dtype = sum_dtype(x.dtype);
   const int nd = x.ndim();
@@ -70,17 +70,17 @@ Ref ref_cumsum(const Ref& x, std::optional<int> axis) {
   r.v.assign(x.v.size(), 0.0);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
-      double acc = 0;
+      double acc = product ? 1 : 0;
       for (int64_t i = 0; i < n; ++i) {
         const int64_t k = (o * n + i) * inner + in;
-        acc += x.v[k];
+        acc = product ? acc * x.v[k] : acc + x.v[k];
         r.v[k] = acc;
       }
     }
   return r;
 }
 
-void add_cumsum_cases(std::vector<Case>& cases) {
+void add_cumulative_cases(std::vector<Case>& cases, const std::string& op, bool product) {
   const std::vector<std::pair<std::optional<int>, std::vector<Shape>>> variants = {
       {std::nullopt, {{3, 4}, {5}, {}, {0, 3}, {2, 3, 4}}},
       {0, {{3, 4}, {1, 5}, {6}, {0, 2}}},
@@ -89,13 +89,15 @@ void add_cumsum_cases(std::vector<Case>& cases) {
   };
   for (const auto& [axis, shapes] : variants) {
     Case c;
-    c.op = "cumsum";
+    c.op = op;
     c.label = axis ? "axis" + std::to_string(*axis) : "flat";
     c.dtypes = {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool};
     for (auto& s : shapes) c.shapes.push_back({s});
     c.domain = Domain::Unit;
-    c.build = [axis](const std::vector<Var>& v) { return tensor::cumsum(v[0], axis); };
-    c.reference = [axis](const std::vector<Ref>& r) { return ref_cumsum(r[0], axis); };
+    c.build = [axis, product](const std::vector<Var>& v) {
+      return product ? tensor::cumprod(v[0], axis) : tensor::cumsum(v[0], axis);
+    };
+    c.reference = [axis, product](const std::vector<Ref>& r) { return ref_cumulative(r[0], axis, product); };
     c.rtol32 = 1e-5;
     c.atol32 = 1e-5;
     c.check_grad = true;
@@ -125,7 +127,8 @@ void add_reduce_cases(std::vector<Case>& cases) {
       [](D) { return D::Bool; }, 0, [](double a, double b) { return double(a != 0 || b != 0); });
   add(cases, "all", {D::Bool, D::Int32, D::Float32}, [](auto& x, auto a, bool k) { return tensor::all(x, a, k); },
       [](D) { return D::Bool; }, 1, [](double a, double b) { return double(a != 0 && b != 0); });
-  add_cumsum_cases(cases);
+  add_cumulative_cases(cases, "cumsum", false);
+  add_cumulative_cases(cases, "cumprod", true);
 }
 
 void add_blas_cases(std::vector<Case>& cases) {
