@@ -344,3 +344,41 @@ def test_variable_protocol():
     assert T.constant([1.0, 2.0]).dtype == theon.config.floatX
     c = T.constant(np.arange(3), name="c")
     np.testing.assert_array_equal(c.value, np.arange(3))
+
+
+# ---- builders generated from the op registry ----------------------------------------------
+
+def test_every_generated_builder_has_a_theon_tensor_name():
+    from theon import _core
+    import keyword
+    names = _core.tensor.generated_builders()
+    assert ("erf", "Elemwise1") in names and ("cumsum", "AxisScan") in names and ("sum", "Reduce") in names
+    for name, _signature in names:
+        public = name[:-1] if name.endswith("_") and not keyword.iskeyword(name[:-1]) else name
+        assert callable(getattr(T, public, None)), f"theon.tensor has no {public} (registry builder {name})"
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 4), 1), ((3, 4), 0), ((3, 4), None), ((2, 0, 3), 2), ((5,), -1)])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_matches_numpy(name, shape, axis, rng):
+    x = var(len(shape))
+    a = rand(rng, shape, 0.5, 1.5)[..., ::-1] if shape[-1] else rand(rng, shape)  # non-contiguous input
+    want = getattr(np, name)(a, axis=axis)
+    for fn in (getattr(T, name), getattr(T.extra_ops, name)):
+        got = run([x], fn(x, axis=axis), a)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    # integers widen to int64 as numpy does on 64-bit Linux
+    xi = var(len(shape), "int32")
+    got = run([xi], getattr(T, name)(xi, axis=axis), (a * 3).astype("int32"))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, getattr(np, name)((a * 3).astype("int32"), axis=axis))
+
+
+def test_erf_erfc_and_cumsum_gradients():
+    x = var(2)
+    xv = np.linspace(-1.5, 1.5, 12).reshape(3, 4)
+    g = theon.function([x], T.grad(T.sum(T.erf(x) + T.erfc(x) * 2 + T.cumsum(x, axis=1) * x), x))(xv)
+    d = 2 / np.sqrt(np.pi) * np.exp(-xv * xv)
+    cs = np.cumsum(xv, axis=1)
+    rev = np.cumsum(xv[:, ::-1], axis=1)[:, ::-1]  # d/dx_j sum_i x_i * cumsum_i = cumsum_j + sum_{i>=j} x_i
+    np.testing.assert_allclose(g, d - 2 * d + cs + rev, rtol=1e-12)
