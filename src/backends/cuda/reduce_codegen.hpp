@@ -48,7 +48,7 @@ struct ReduceSpec {
 
 /// The accumulator's size in bytes: sizeof the functor's Acc for the input type (double for
 /// float sums and means, int64 for integer sums and products, the input type for max/min,
-/// bool for any/all, a (value, index) pair for argmax/argmin), as the CPU's Reduce::perform.
+/// bool for any/all, a (value, index) pair for argmax/argmin), as the CPU's reduce loop (backends/cpu/reduce_cpu.cpp).
 size_t accumulator_bytes(const ReduceSpec& spec);
 
 /// A fused elementwise region feeding the reduction (FusedReduce): `code` defines

@@ -5,7 +5,7 @@
 // the reduced axes are moved innermost as strides (no copy), each group is collapsed, and
 // one kernel variant per (kind, dtypes, collapsed ranks) serves every size.
 //
-// Accumulators follow Reduce::perform: float sums, products and means in double, integer
+// Accumulators follow the CPU loop (backends/cpu/reduce_cpu.cpp): float sums, products and means in double, integer
 // and bool sums/products in wrapping int64, max/min in the input type (NaN wins), any/all
 // in bool; the mean multiplies by 1/count as the CPU does. SumTo accumulates floats in
 // double too (the CPU adds in the element type: the GPU is at least as accurate).
@@ -98,7 +98,7 @@ class ReduceKernel final : public CudaKernel {
       launch(k, dim3(1), dim3(1), args, 0, stream_of(device), node);
       return;
     }
-    // As Reduce::perform: mean = sum * (1 / count), NaN for an empty reduction.
+    // As the CPU loop: mean = sum * (1 / count), NaN for an empty reduction.
     const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
     run_reduce(geometry(node, in), in, out, scale, device, node.describe());
   }
