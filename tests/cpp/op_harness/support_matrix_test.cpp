@@ -239,7 +239,8 @@ std::optional<Builder> harness_representative(OpKind kind) {
       return c.build(vars).node();
     };
     try {
-      for (graph::Apply* a : nodes_of(build(DType::Float64)))
+      const VarPtr out = build(DType::Float64);  // keeps the graph alive while it is walked
+      for (graph::Apply* a : nodes_of(out))
         if (a->op().kind() == kind) return Builder(build);
     } catch (const Error&) {
       // a case that needs other dtypes or inputs: try the next one
