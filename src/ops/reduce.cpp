@@ -151,7 +151,10 @@ namespace theon::ops {
 std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
   const VarPtr& x = node.input(0);
   const VarPtr& gz = output_grads[0];
-  if (!gz || !is_float(x->type.dtype)) return {nullptr};
+  // any/all are boolean and count depends on x's shape only: no gradient flows to x's values.
+  if (!gz || !is_float(x->type.dtype) || kind_ == ReduceKind::Any || kind_ == ReduceKind::All ||
+      kind_ == ReduceKind::Count)
+    return {nullptr};
   // Put the reduced axes back as broadcastable dims, then broadcast to x's shape.
   std::vector<int> pattern;
   for (int d = 0, k = 0; d < x->type.ndim(); ++d)
@@ -172,7 +175,7 @@ std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& o
       const VarPtr out = expand(const_cast<Apply&>(node).output(0));
       return {elemwise(ScalarOpId::Switch, {elemwise(ScalarOpId::Eq, {x, out}), g, literal(0, false)})};
     }
-    case ReduceKind::Any: case ReduceKind::All: case ReduceKind::Count: return {nullptr};
+    case ReduceKind::Any: case ReduceKind::All: case ReduceKind::Count: break;  // returned above
   }
   return {nullptr};
 }
