@@ -70,9 +70,9 @@ struct Axes : std::optional<std::vector<int>> {
 };
 // sum, mean, prod, max, min, any, all: Var f(const Var& x, Axes axis = std::nullopt,
 // bool keepdims = false), generated from their theon/ops.def rows (below).
-/// Index of the maximum along one axis (std::nullopt: of the flattened tensor); int64.
-Var argmax(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
-Var argmin(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+// argmax, argmin: the index of the extremum along one axis (std::nullopt: of the flattened
+// tensor), int64: Var f(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims =
+// false), generated from their theon/ops.def rows (below).
 
 // ---- products ----
 /// Vectors and matrices (Theano's dot).
@@ -126,10 +126,13 @@ Var one_hot(const Var& indices, int64_t n, std::optional<DType> dtype = std::nul
 #define THEON_TENSOR_BUILDER_Custom(name)
 #define THEON_TENSOR_BUILDER_AxisScan(name) Var name(const Var& x, std::optional<int> axis = std::nullopt);
 #define THEON_TENSOR_BUILDER_Reduce(name) Var name(const Var& x, Axes axis = std::nullopt, bool keepdims = false);
+#define THEON_TENSOR_BUILDER_ArgReduce(name) \
+  Var name(const Var& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
 #include <theon/ops.def>
 #undef THEON_TENSOR_BUILDER_Custom
 #undef THEON_TENSOR_BUILDER_AxisScan
 #undef THEON_TENSOR_BUILDER_Reduce
+#undef THEON_TENSOR_BUILDER_ArgReduce
 #undef THEON_OP
 
 }  // namespace theon::tensor

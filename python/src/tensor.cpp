@@ -52,6 +52,9 @@ void init_tensor(nb::module_& m) {
 #define THEON_BIND_Custom(name)
 #define THEON_BIND_AxisScan(name) \
   t.def(#name, &name, nb::arg("x"), nb::arg("axis") = nb::none()); generated.emplace_back(#name, "AxisScan");
+#define THEON_BIND_ArgReduce(name)                                                                    \
+  t.def(#name, &name, nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);       \
+  generated.emplace_back(#name, "ArgReduce");
 #define THEON_BIND_Reduce(name)                                                                       \
   t.def(#name, [](const Var& x, std::optional<std::vector<int>> axis, bool keepdims) {                \
     return name(x, Axes(std::move(axis)), keepdims);                                                  \
@@ -61,6 +64,7 @@ void init_tensor(nb::module_& m) {
 #undef THEON_BIND_Custom
 #undef THEON_BIND_AxisScan
 #undef THEON_BIND_Reduce
+#undef THEON_BIND_ArgReduce
 #undef THEON_OP
   t.def("generated_builders", [generated] { return generated; });
 
@@ -71,11 +75,6 @@ void init_tensor(nb::module_& m) {
   UN(shape) UN(size)
 #undef UN
   t.def("cast", [](const Var& x, const std::string& dt) { return cast(x, parse_dtype(dt)); });
-
-  t.def("argmax", [](const Var& x, std::optional<int> axis, bool k) { return argmax(x, axis, k); },
-        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
-  t.def("argmin", [](const Var& x, std::optional<int> axis, bool k) { return argmin(x, axis, k); },
-        nb::arg("x"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
 
   t.def("transpose", &tensor::transpose, nb::arg("x"), nb::arg("axes") = std::vector<int>{});
   t.def("broadcast_to", &broadcast_to, nb::arg("x"), nb::arg("shape"));

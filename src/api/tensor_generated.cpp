@@ -14,12 +14,15 @@ namespace theon::ops {
 #define THEON_OP(name, family, signature) THEON_OPS_BUILDER_##signature(name)
 #define THEON_OPS_BUILDER_Custom(name)
 #define THEON_OPS_BUILDER_AxisScan(name) graph::VarPtr name(const graph::VarPtr& x, std::optional<int> axis);
+#define THEON_OPS_BUILDER_ArgReduce(name) \
+  graph::VarPtr name(const graph::VarPtr& x, std::optional<int> axis, bool keepdims);
 #define THEON_OPS_BUILDER_Reduce(name) \
   graph::VarPtr name(const graph::VarPtr& x, std::optional<std::vector<int>> axes, bool keepdims);
 #include <theon/ops.def>
 #undef THEON_OPS_BUILDER_Custom
 #undef THEON_OPS_BUILDER_AxisScan
 #undef THEON_OPS_BUILDER_Reduce
+#undef THEON_OPS_BUILDER_ArgReduce
 #undef THEON_OP
 }  // namespace theon::ops
 
@@ -35,6 +38,10 @@ graph::VarPtr need(const Var& v, const char* op) {
 #define THEON_API_BUILDER_Custom(name)
 #define THEON_API_BUILDER_AxisScan(name) \
   Var name(const Var& x, std::optional<int> axis) { return Var(ops::name(need(x, #name), axis)); }
+#define THEON_API_BUILDER_ArgReduce(name)                                                  \
+  Var name(const Var& x, std::optional<int> axis, bool keepdims) {                          \
+    return Var(ops::name(need(x, #name), axis, keepdims));                                  \
+  }
 #define THEON_API_BUILDER_Reduce(name)                          \
   Var name(const Var& x, Axes axis, bool keepdims) {            \
     return Var(ops::name(need(x, #name), std::move(axis), keepdims)); \
@@ -43,6 +50,7 @@ graph::VarPtr need(const Var& v, const char* op) {
 #undef THEON_API_BUILDER_Custom
 #undef THEON_API_BUILDER_AxisScan
 #undef THEON_API_BUILDER_Reduce
+#undef THEON_API_BUILDER_ArgReduce
 #undef THEON_OP
 
 }  // namespace theon::tensor

@@ -1,10 +1,8 @@
-// tensor:: argmax/argmin and the neural-network ops (softmax, log_softmax,
-// categorical_crossentropy, one_hot).
+// tensor:: neural-network ops (softmax, log_softmax, categorical_crossentropy, one_hot).
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 #include <theon/tensor.hpp>
 
-#include "ops/argmax.hpp"
 #include "ops/nnet.hpp"
 
 namespace theon::tensor {
@@ -15,14 +13,6 @@ graph::VarPtr need(const Var& v, const char* op) {
   return v.node();
 }
 }  // namespace
-
-Var argmax(const Var& x, std::optional<int> axis, bool keepdims) {
-  return Var(ops::argmax(need(x, "argmax"), axis, keepdims, /*is_max=*/true));
-}
-
-Var argmin(const Var& x, std::optional<int> axis, bool keepdims) {
-  return Var(ops::argmax(need(x, "argmin"), axis, keepdims, /*is_max=*/false));
-}
 
 Var softmax(const Var& x, int axis) { return Var(ops::softmax(need(x, "softmax"), axis, /*log=*/false)); }
 

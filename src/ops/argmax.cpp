@@ -87,6 +87,10 @@ std::vector<VarPtr> ArgMax::L_op(const Apply&, const std::vector<VarPtr>&) const
 
 namespace theon::ops {
 
+// The builders of the argmax/argmin rows of theon/ops.def (signature class ArgReduce).
+VarPtr argmax(const VarPtr& x, std::optional<int> axis, bool keepdims) { return argmax(x, axis, keepdims, true); }
+VarPtr argmin(const VarPtr& x, std::optional<int> axis, bool keepdims) { return argmax(x, axis, keepdims, false); }
+
 template <>
 std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::ArgMax>(PropReader& p) {
   const bool is_max = p.word("max", "min");

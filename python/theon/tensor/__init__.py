@@ -382,6 +382,14 @@ def _axis_scan(fn, name):
     return op
 
 
+def _arg_reduce(fn, name):
+    def op(x, axis=None, keepdims=False):
+        return _w(fn(_v(x), None if axis is None else int(axis), bool(keepdims)))
+    op.__name__ = name
+    op.__doc__ = f"{name} along `axis` (None: of the flattened tensor); int64."
+    return op
+
+
 def _ternary(fn, name):
     def op(a, b, c):
         return _w(fn(_v(a), _v(b), _v(c)))
@@ -391,7 +399,7 @@ def _ternary(fn, name):
 
 
 _GENERATED = {"Elemwise1": _unary, "Elemwise2": _binary, "Elemwise3": _ternary, "AxisScan": _axis_scan,
-              "Reduce": _reduction}
+              "Reduce": _reduction, "ArgReduce": _arg_reduce}
 for _name, _signature in _t.generated_builders():
     # C++ spells names that clash with keywords with a trailing underscore (switch_, and_);
     # Python keeps it only where the bare name is a Python keyword too (and_, or_).
