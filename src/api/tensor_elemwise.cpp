@@ -2,17 +2,16 @@
 #include <theon/error.hpp>
 #include <theon/tensor.hpp>
 
+#include "api/need_var.hpp"
+
 #include "ops/elemwise.hpp"
 
 namespace theon::tensor {
 
 using ops::ScalarOpId;
+using detail::need;
 
 namespace {
-graph::VarPtr need(const Var& v, const char* op) {
-  if (!v.defined()) throw ValueError(std::string(op) + ": use of an undefined Var");
-  return v.node();
-}
 Var ew(ScalarOpId id, std::initializer_list<Var> args) {
   std::vector<graph::VarPtr> ins;
   for (auto& a : args) ins.push_back(need(a, ops::scalar_op_info(id).name.data()));

@@ -4,6 +4,8 @@
 #include <theon/error.hpp>
 #include <theon/tensor.hpp>
 
+#include "api/need_var.hpp"
+
 #include "graph/node.hpp"
 
 #include <optional>
@@ -27,12 +29,7 @@ namespace theon::ops {
 }  // namespace theon::ops
 
 namespace theon::tensor {
-namespace {
-graph::VarPtr need(const Var& v, const char* op) {
-  if (!v.defined()) throw ValueError(std::string(op) + ": use of an undefined Var");
-  return v.node();
-}
-}  // namespace
+using detail::need;
 
 #define THEON_OP(name, family, signature) THEON_API_BUILDER_##signature(name)
 #define THEON_API_BUILDER_Custom(name)

@@ -3,16 +3,13 @@
 #include <theon/error.hpp>
 #include <theon/tensor.hpp>
 
+#include "api/need_var.hpp"
+
 #include "ops/nnet.hpp"
 
 namespace theon::tensor {
 
-namespace {
-graph::VarPtr need(const Var& v, const char* op) {
-  if (!v.defined()) throw ValueError(std::string(op) + ": use of an undefined Var");
-  return v.node();
-}
-}  // namespace
+using detail::need;
 
 Var softmax(const Var& x, int axis) { return Var(ops::softmax(need(x, "softmax"), axis, /*log=*/false)); }
 

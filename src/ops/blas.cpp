@@ -82,9 +82,6 @@ std::vector<VarPtr> Dot::L_op(const Apply& node, const std::vector<VarPtr>& outp
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Dot>(PropReader&) {
-  return std::make_shared<const Dot>();
-}
+THEON_PROPLESS_FACTORY(Dot, Dot)
 
 }  // namespace theon::ops

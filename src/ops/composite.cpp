@@ -135,9 +135,6 @@ std::vector<graph::VarPtr> Composite::L_op(const Apply& node, const std::vector<
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Composite>(PropReader& p) {
-  p.not_rebuildable("a fused region holds a scalar program that its props print but do not rebuild");
-}
+THEON_NOT_REBUILDABLE(Composite, "a fused region holds a scalar program that its props print but do not rebuild")
 
 }  // namespace theon::ops

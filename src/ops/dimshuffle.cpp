@@ -148,9 +148,6 @@ std::vector<VarPtr> DimShuffle::L_op(const Apply& node, const std::vector<VarPtr
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::DimShuffle>(PropReader& p) {
-  p.not_rebuildable("a DimShuffle's input rank is not among its props (dropped dims)");
-}
+THEON_NOT_REBUILDABLE(DimShuffle, "a DimShuffle's input rank is not among its props (dropped dims)")
 
 }  // namespace theon::ops

@@ -195,9 +195,6 @@ graph::Cost Elemwise::cost(const Apply& node, const std::vector<Shape>& input_sh
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Elemwise>(PropReader& p) {
-  p.not_rebuildable("the output dtype of a non-cast Elemwise is not among its props");
-}
+THEON_NOT_REBUILDABLE(Elemwise, "the output dtype of a non-cast Elemwise is not among its props")
 
 }  // namespace theon::ops

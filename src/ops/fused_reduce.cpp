@@ -78,9 +78,6 @@ std::vector<graph::VarPtr> FusedReduce::L_op(const Apply& node, const std::vecto
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::FusedReduce>(PropReader& p) {
-  p.not_rebuildable("a fused region holds a scalar program that its props print but do not rebuild");
-}
+THEON_NOT_REBUILDABLE(FusedReduce, "a fused region holds a scalar program that its props print but do not rebuild")
 
 }  // namespace theon::ops

@@ -3,14 +3,8 @@
 namespace theon::ops {
 
 // GradientBlock belongs to autodiff, a layer above ops: its factory cannot live beside it.
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::ZeroGrad>(PropReader& p) {
-  p.not_rebuildable("GradientBlock belongs to autodiff, a layer above ops");
-}
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::DisconnectedGrad>(PropReader& p) {
-  p.not_rebuildable("GradientBlock belongs to autodiff, a layer above ops");
-}
+THEON_NOT_REBUILDABLE(ZeroGrad, "GradientBlock belongs to autodiff, a layer above ops")
+THEON_NOT_REBUILDABLE(DisconnectedGrad, "GradientBlock belongs to autodiff, a layer above ops")
 
 std::shared_ptr<const graph::Op> make_op(graph::OpKind kind, const graph::OpProps& props) {
   PropReader p(kind, props);

@@ -128,6 +128,20 @@ std::shared_ptr<const graph::Op> op_from_props(PropReader& props);
 #include <theon/ops.def>
 #undef THEON_OP_KIND
 
+/// Defines the factory of a kind whose props do not describe its op: it throws
+/// NotImplementedError saying `why`.
+#define THEON_NOT_REBUILDABLE(Kind, why)                                                    \
+  template <>                                                                               \
+  std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Kind>(PropReader & props) { \
+    props.not_rebuildable(why);                                                             \
+  }
+/// Defines the factory of a kind whose op class takes no parameters.
+#define THEON_PROPLESS_FACTORY(Kind, Class)                                        \
+  template <>                                                                      \
+  std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Kind>(PropReader&) { \
+    return std::make_shared<const Class>();                                        \
+  }
+
 /// The op of `kind` with `props` (as Op::props() prints them). Throws ValueError for props the
 /// kind does not take or cannot read, NotImplementedError for a kind not rebuildable from props.
 std::shared_ptr<const graph::Op> make_op(graph::OpKind kind, const graph::OpProps& props);

@@ -205,9 +205,6 @@ std::vector<VarPtr> BatchedMatmul::L_op(const Apply& node, const std::vector<Var
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::BatchedMatmul>(PropReader&) {
-  return std::make_shared<const BatchedMatmul>();
-}
+THEON_PROPLESS_FACTORY(BatchedMatmul, BatchedMatmul)
 
 }  // namespace theon::ops

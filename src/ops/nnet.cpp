@@ -139,25 +139,10 @@ graph::Cost OneHot::cost(const Apply& node, const std::vector<Shape>& input_shap
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::CategoricalCrossentropy>(PropReader&) {
-  return std::make_shared<const CategoricalCrossentropy>();
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::CrossentropyGrad>(PropReader&) {
-  return std::make_shared<const CrossentropyGrad>();
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::LabelGather>(PropReader&) {
-  return std::make_shared<const LabelGather>();
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::LabelScatter>(PropReader&) {
-  return std::make_shared<const LabelScatter>();
-}
+THEON_PROPLESS_FACTORY(CategoricalCrossentropy, CategoricalCrossentropy)
+THEON_PROPLESS_FACTORY(CrossentropyGrad, CrossentropyGrad)
+THEON_PROPLESS_FACTORY(LabelGather, LabelGather)
+THEON_PROPLESS_FACTORY(LabelScatter, LabelScatter)
 
 template <>
 std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Softmax>(PropReader& p) {

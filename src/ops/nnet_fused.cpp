@@ -144,14 +144,7 @@ std::vector<VarPtr> SoftmaxCrossentropyGrad::L_op(const Apply& node, const std::
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SoftmaxCrossentropy>(PropReader&) {
-  return std::make_shared<const SoftmaxCrossentropy>();
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SoftmaxCrossentropyGrad>(PropReader&) {
-  return std::make_shared<const SoftmaxCrossentropyGrad>();
-}
+THEON_PROPLESS_FACTORY(SoftmaxCrossentropy, SoftmaxCrossentropy)
+THEON_PROPLESS_FACTORY(SoftmaxCrossentropyGrad, SoftmaxCrossentropyGrad)
 
 }  // namespace theon::ops

@@ -184,45 +184,14 @@ std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& o
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Sum>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Prod>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Max>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Min>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Any>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::All>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Mean>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
-
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Count>(PropReader& p) {
-  p.not_rebuildable("a Reduce's result dtype is not among its props");
-}
+THEON_NOT_REBUILDABLE(Sum, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Prod, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Max, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Min, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Any, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(All, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Mean, "a Reduce's result dtype is not among its props")
+THEON_NOT_REBUILDABLE(Count, "a Reduce's result dtype is not among its props")
 
 }  // namespace theon::ops
 

@@ -356,10 +356,7 @@ graph::Cost Alloc::cost(const Apply& node, const std::vector<Shape>& input_shape
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Alloc>(PropReader&) {
-  return std::make_shared<const Alloc>();
-}
+THEON_PROPLESS_FACTORY(Alloc, Alloc)
 
 template <>
 std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Reshape>(PropReader& p) {

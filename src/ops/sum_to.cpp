@@ -49,9 +49,6 @@ std::vector<VarPtr> SumTo::L_op(const Apply& node, const std::vector<VarPtr>& ou
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::SumTo>(PropReader&) {
-  return std::make_shared<const SumTo>();
-}
+THEON_PROPLESS_FACTORY(SumTo, SumTo)
 
 }  // namespace theon::ops

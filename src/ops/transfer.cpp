@@ -29,9 +29,6 @@ graph::VarPtr transfer(const graph::VarPtr& x, Device target) {
 
 namespace theon::ops {
 
-template <>
-std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Transfer>(PropReader& p) {
-  p.not_rebuildable("a Transfer holds a device, not a prop");
-}
+THEON_NOT_REBUILDABLE(Transfer, "a Transfer holds a device, not a prop")
 
 }  // namespace theon::ops

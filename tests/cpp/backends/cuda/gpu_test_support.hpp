@@ -62,3 +62,23 @@ inline std::string missing_cuda_devices(int devices) {
       GTEST_SKIP() << theon_why_;                                                                      \
     }                                                                                                  \
   } while (0)
+
+namespace theon::testing {
+
+/// A test fixture running on cuda0 with on_fallback=raise (a node without a CUDA kernel fails
+/// instead of running on the CPU); the config is restored afterwards.
+class Cuda0Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    THEON_REQUIRE_CUDA_DEVICES(1);
+    saved_ = config();
+    config().device = "cuda0";
+    config().on_fallback = "raise";
+  }
+  void TearDown() override {
+    if (cuda_status().ok) config() = saved_;
+  }
+  Config saved_;
+};
+
+}  // namespace theon::testing

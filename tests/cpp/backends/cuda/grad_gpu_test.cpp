@@ -13,19 +13,7 @@
 namespace theon {
 namespace {
 
-class GradientBlockGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    THEON_REQUIRE_CUDA_DEVICES(1);
-    saved_ = config();
-    config().device = "cuda0";
-    config().on_fallback = "raise";
-  }
-  void TearDown() override {
-    if (cuda_status().ok) config() = saved_;
-  }
-  Config saved_;
-};
+class GradientBlockGpuTest : public testing::Cuda0Test {};
 
 TEST_F(GradientBlockGpuTest, KernelPassesTheDeviceArrayThroughAsAView) {
   for (bool zero : {true, false}) {

@@ -10,19 +10,7 @@
 namespace theon {
 namespace {
 
-class CudaRuntimeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    THEON_REQUIRE_CUDA_DEVICES(1);
-    saved_ = config();
-    config().device = "cuda0";
-    config().on_fallback = "raise";
-  }
-  void TearDown() override {
-    if (cuda_status().ok) config() = saved_;
-  }
-  Config saved_;
-};
+class CudaRuntimeTest : public testing::Cuda0Test {};
 
 TEST_F(CudaRuntimeTest, TransferRoundTripsKeepValuesAndLayouts) {
   Array a = Array::randn({7, 5}, 1, DType::Float64);
