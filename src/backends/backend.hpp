@@ -1,9 +1,14 @@
 // Backend: what a device offers the compiler. Placement asks supports(node) and gets a
 // reason when the answer is no, so on_fallback and explain() report facts, not guesses.
-// Kernels run in two steps: prepare(node, shapes) makes a plan that is cached per shape,
-// run(plan, ...) executes it.
+// Kernels run in two steps: prepare(node, info) is called once per thunk when a function is
+// compiled (it may compile code: NVRTC, the CPU's generated modules) and returns the plan the
+// thunk keeps; run(plan, ...) executes it. The options a kernel depends on (KernelOptions)
+// are frozen into the plan, so no kernel reads config() when it runs.
 #pragma once
 #include "graph/op.hpp"
+
+#include <theon/array.hpp>
+#include <theon/device.hpp>
 
 #include <memory>
 #include <string>
@@ -16,18 +21,57 @@ struct Support {
   std::string reason;  // why not (or which implementation, when ok)
 };
 
-/// Whatever a kernel wants to keep between calls at fixed shapes (library plans, workspace sizes).
+/// The options kernels depend on, read from config() once, when a function is compiled,
+/// and frozen into its Program (a later config() change affects functions compiled later).
+struct KernelOptions {
+  std::string cxx;             // the C++ compiler of generated CPU kernels ("" = interpreter)
+  bool allow_tf32 = false;     // cuBLAS may use TF32 tensor cores for float32
+  bool deterministic = false;  // no atomics whose order changes float results
+  bool fmad = false;           // NVRTC may contract a*b+c into FMA
+  /// The values config() holds now.
+  static KernelOptions from_config();
+  bool operator==(const KernelOptions&) const = default;
+};
+
+/// What prepare() knows about a thunk when the function is compiled.
+struct PrepareInfo {
+  KernelOptions options;
+  Device device;  // where the thunk runs
+  /// Placeholder inputs (no data): dtypes, and the shapes and strides the inputs are expected
+  /// to have (static dims; size 1 where broadcastable; 2 where unknown; contiguous).
+  std::vector<Array> inputs;
+  /// Per input: whether its layout is known (false for the output of a view op, whose
+  /// strides are only known when it runs). Kernels compile code only for known layouts.
+  std::vector<bool> layout_known;
+};
+
+/// What a thunk keeps between calls: the frozen options, and whatever a kernel adds
+/// (library plans, workspace sizes) in a subclass.
 class KernelPlan {
  public:
+  explicit KernelPlan(KernelOptions options) : options_(std::move(options)) {}
   virtual ~KernelPlan() = default;
+  const KernelOptions& options() const { return options_; }
+
+ private:
+  KernelOptions options_;
 };
+
+/// The options a kernel runs with: its plan's; without a plan (a kernel called directly,
+/// outside any Program: unit tests), the values config() holds now.
+const KernelOptions& options_of(const KernelPlan* plan);
 
 class Kernel {
  public:
   virtual ~Kernel() = default;
   /// A short name for explain() and the profiler ("reference", "onednn", "cblas").
   virtual std::string name() const = 0;
-  virtual std::shared_ptr<KernelPlan> prepare(const graph::Apply&, const std::vector<Shape>&) const { return nullptr; }
+  /// Called once per thunk when the function is compiled; compiles what run() will need for
+  /// the layouts `info` predicts (a layout seen only at run time is compiled when first run).
+  /// The default keeps the options and compiles nothing.
+  virtual std::shared_ptr<KernelPlan> prepare(const graph::Apply&, const PrepareInfo& info) const {
+    return std::make_shared<KernelPlan>(info.options);
+  }
   /// Outputs arrive allocated (contiguous, infer_shape's shapes) except outputs in the op's
   /// view_map, which the kernel sets.
   virtual void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
@@ -46,6 +90,9 @@ class Backend {
   /// Inputs the kernel reads on the host although it runs on this device (shape vectors,
   /// index scalars: values that decide output shapes). Placement keeps them on the host.
   virtual bool host_input(const graph::Apply&, int /*input*/) const { return false; }
+  /// Compiles in one go what the kernels of `nodes` (all placed on this backend) will need,
+  /// before their prepare() calls (the CPU compiles its generated kernels as one module).
+  virtual void prepare_batch(const std::vector<const graph::Apply*>& /*nodes*/, const KernelOptions&) const {}
 };
 
 /// The CPU backend (always available).

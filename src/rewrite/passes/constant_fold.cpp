@@ -50,9 +50,9 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph) {
       const backends::Backend& cpu = backends::cpu_backend();
       if (!cpu.supports(*node).ok) continue;
       const backends::Kernel& kernel = cpu.kernel(*node);
-      std::vector<Shape> input_shapes;
-      for (const Array& a : inputs) input_shapes.push_back(a.shape());
-      const std::shared_ptr<backends::KernelPlan> plan = kernel.prepare(*node, input_shapes);
+      backends::PrepareInfo info{backends::KernelOptions::from_config(), Device::cpu(), inputs,
+                                 std::vector<bool>(inputs.size(), true)};
+      const std::shared_ptr<backends::KernelPlan> plan = kernel.prepare(*node, info);
       kernel.run(plan.get(), *node, inputs, outputs);
     } catch (const Error&) {
       continue;  // leave it to run time, where the error names the call
