@@ -1,8 +1,29 @@
 #include "compile/placement.hpp"
 
+#include "backends/registry.hpp"
+#include "ops/transfer.hpp"
+
+#include <theon/error.hpp>
+
 #include <unordered_set>
 
 namespace theon::compile {
+
+using graph::VarKind;
+
+LoweringTarget resolve_target(const LowerOptions& options) {
+  LoweringTarget target;
+  target.device = Device::parse(options.device);
+  target.plan_only = options.plan_only;
+  if (!options.fallback_reason.empty()) {  // function() already warned or raised
+    target.fallback_reason = options.fallback_reason;
+    target.device = Device::cpu();
+  } else if (target.device.is_cuda()) {
+    target.gpu = backends::backend_for(target.device, options.plan_only);
+    if (!target.gpu) throw DeviceError("device=" + options.device + ": the CUDA backend could not be loaded");
+  }
+  return target;
+}
 
 bool keeps_on_host(const graph::Apply& node) { return node.op().kind() == graph::OpKind::Shape; }
 
@@ -15,19 +36,32 @@ bool small_integer(const graph::Variable& v) {
   return t.dims[0] >= 0 && t.dims[0] <= 8;
 }
 
+// Where one node runs, given whether it is shape arithmetic.
+NodePlacement place_node(const graph::Apply& node, const LoweringTarget& target, bool host_shape_work) {
+  const backends::Backend* cpu = &backends::cpu_backend();
+  if (auto* transfer = graph::op_if<ops::Transfer>(node.op()))
+    return {transfer->target(), cpu, "an explicit transfer", false};  // the CPU's Transfer kernel copies anywhere
+  if (!target.fallback_reason.empty()) return {Device::cpu(), cpu, "fallback: " + target.fallback_reason, false};
+  if (target.device.is_cpu()) return {Device::cpu(), cpu, "device=cpu", false};
+  if (host_shape_work) return {Device::cpu(), cpu, "shape arithmetic stays on the host", false};
+  if (backends::Support s = target.gpu->supports(node); s.ok)
+    return {target.device, target.gpu, "device=" + target.device.str() + (s.reason.empty() ? "" : " (" + s.reason + ")"),
+            false};
+  else
+    return {Device::cpu(), cpu, "fallback: " + s.reason, true};
+}
+
 }  // namespace
 
-std::vector<NodePlacement> place(const graph::FunctionGraph& fgraph, Device target, const backends::Backend* cuda) {
-  std::vector<NodePlacement> out;
-  const std::string asked = "device=" + target.str();
+Placement place(const graph::FunctionGraph& fgraph, const LoweringTarget& target) {
+  Placement placement;
   // Variables that hold shape values: outputs of Shape, small integer constants, and small
   // integer results computed from those alone.
   std::unordered_set<const graph::Variable*> shape_values;
   for (auto& node : fgraph.nodes()) {
-    NodePlacement p;
     bool from_shapes = true;
     for (auto& in : node->inputs()) {
-      const bool constant = in->kind == graph::VarKind::Constant && small_integer(*in);
+      const bool constant = in->kind == VarKind::Constant && small_integer(*in);
       from_shapes = from_shapes && (constant || shape_values.count(in.get()));
     }
     bool outputs_small = true;
@@ -35,28 +69,50 @@ std::vector<NodePlacement> place(const graph::FunctionGraph& fgraph, Device targ
     const bool host_shape_work = keeps_on_host(*node) || (from_shapes && outputs_small && !node->inputs().empty());
     if (host_shape_work)
       for (int o = 0; o < node->num_outputs(); ++o) shape_values.insert(node->output_raw(o));
-
-    if (target.is_cpu()) {
-      p.device = Device::cpu();
-      p.reason = asked;
-    } else if (host_shape_work) {
-      p.device = Device::cpu();
-      p.reason = "shape arithmetic stays on the host";
-    } else if (!cuda) {
-      p.device = Device::cpu();
-      p.reason = "fallback: the CUDA backend is not available";
-      p.fallback = true;
-    } else if (backends::Support s = cuda->supports(*node); s.ok) {
-      p.device = target;
-      p.reason = asked + (s.reason.empty() ? "" : " (" + s.reason + ")");
-    } else {
-      p.device = Device::cpu();
-      p.reason = "fallback: " + s.reason;
-      p.fallback = true;
+    NodePlacement p = place_node(*node, target, host_shape_work);
+    if (p.device.is_cpu()) {
+      const backends::Support s = p.backend->supports(*node);
+      if (!s.ok) throw InternalError(node->describe() + ": the CPU backend does not support it: " + s.reason);
     }
-    out.push_back(std::move(p));
+    placement.emplace(node.get(), std::move(p));
   }
-  return out;
+  return placement;
+}
+
+Homes place_leaves(const graph::FunctionGraph& fgraph, const Placement& placement,
+                   const std::vector<Device>& input_devices) {
+  Homes homes;
+  for (size_t i = 0; i < fgraph.inputs().size(); ++i)
+    homes.emplace(fgraph.inputs()[i].get(), i < input_devices.size() ? input_devices[i] : Device::cpu());
+  for (auto& node : fgraph.nodes()) {
+    if (keeps_on_host(*node)) continue;  // a metadata reader does not decide where a value lives
+    const NodePlacement& p = placement.at(node.get());
+    for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
+      const graph::Variable* in = node->input(i).get();
+      if (in->kind != VarKind::Constant && in->kind != VarKind::Shared) continue;
+      const bool on_host = p.device.is_cpu() || p.backend->host_input(*node, i);
+      homes.emplace(in, on_host ? Device::cpu() : p.device);  // the first reader decides
+    }
+  }
+  // Read by no kernel (an output as it is, or only its shape taken): a shared variable stays
+  // where its value is, a constant on the host.
+  auto unread_leaf = [&](const graph::VarPtr& v) {
+    if (v->kind != VarKind::Constant && v->kind != VarKind::Shared) return;
+    Device d = Device::cpu();
+    if (v->kind == VarKind::Shared)
+      if (Array value = v->storage->get(); value.defined()) d = value.device();
+    homes.emplace(v.get(), d);
+  };
+  for (auto& node : fgraph.nodes())
+    for (auto& in : node->inputs()) unread_leaf(in);
+  for (auto& out : fgraph.outputs()) unread_leaf(out);
+  return homes;
+}
+
+Device location(const graph::Variable& v, const Placement& placement, const Homes& homes) {
+  if (v.owner) return placement.at(v.owner).device;
+  auto it = homes.find(&v);
+  return it == homes.end() ? Device::cpu() : it->second;
 }
 
 }  // namespace theon::compile

@@ -1,7 +1,8 @@
 // Program: a FunctionGraph lowered for execution. Every variable gets a slot; each node
-// becomes a thunk with its backend kernel, its device and the slots it reads and writes;
-// each thunk lists the slots whose last reader it is, so the executor can recycle their
-// buffers as soon as they are dead (the memory plan).
+// (Transfers included: they are graph nodes) becomes a thunk with its backend kernel and
+// prepared plan, its device and the slots it reads and writes; each thunk lists the slots
+// whose last reader it is, so the executor can recycle their buffers as soon as they are
+// dead (the memory plan). lower() is the recipe; each step has its own file (lower.cpp).
 #pragma once
 #include "backends/backend.hpp"
 #include "graph/function_graph.hpp"
@@ -16,9 +17,10 @@ namespace theon::compile {
 struct Thunk {
   graph::ApplyPtr node;
   const backends::Kernel* kernel = nullptr;
+  std::shared_ptr<backends::KernelPlan> plan;  // from kernel->prepare() when the program was built
   Device dev;          // where it runs; its outputs are allocated there
   std::string device;  // dev.str(): "cpu", "cuda0", ...
-  bool is_transfer = false;  // a Transfer inserted by placement
+  bool is_transfer = false;  // a Transfer node (inserted by lowering, or explicit)
   std::string reason;  // why it was placed there (explain())
   std::vector<int> inputs;
   std::vector<int> outputs;
@@ -39,6 +41,7 @@ struct Program {
   std::vector<int> output_slots;                        // user outputs, then update values
   std::vector<Thunk> thunks;
   std::vector<rewrite::PassRecord> passes;              // what the optimizer did
+  backends::KernelOptions options;                      // frozen when the function was compiled
   std::string device;                                   // where the program was asked to run
   std::vector<Device> slot_device;                      // where each slot's value lives
   /// Per leaf (same order as `leaves`): the device its value is expected on. A shared
@@ -64,12 +67,18 @@ struct LowerOptions {
   std::string function_name;
   /// Devices of the function's inputs (host when empty): inputs may already be device arrays.
   std::vector<Device> input_devices;
+  /// Shapes of the inputs the program is compiled for (placeholders when empty): kernels are
+  /// prepared for their layouts (size-1 dims broadcast), never for their sizes.
+  std::vector<Shape> input_shapes;
+  /// The options kernels run with (read from config() once, by function()).
+  backends::KernelOptions kernel_options;
   /// Place on the requested GPU even without a usable device, copying nothing (the NVRTC
   /// sweep: kernels are chosen and compiled, never run).
   bool plan_only = false;
 };
 
-/// Optimizes (per mode) and lowers a FunctionGraph: placement, kernels, slots, memory plan.
+/// Optimizes (per mode) and lowers a FunctionGraph: placement, transfers, thunks, kernels
+/// prepared, memory plan.
 std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, const LowerOptions& options);
 
 }  // namespace theon::compile

@@ -189,7 +189,7 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
         }
         state.pool.allocate_into(outs[o], shapes[o], dtype, th.dev);
       }
-      th.kernel->run(nullptr, node, ins, outs);
+      th.kernel->run(th.plan.get(), node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (!outs[o].defined() || outs[o].shape() != shapes[o])

@@ -86,6 +86,7 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.optimizer_including = cfg.optimizer_including;
   lower_options_.optimizer_excluding = cfg.optimizer_excluding;
   lower_options_.function_name = name_;
+  lower_options_.kernel_options = backends::KernelOptions::from_config();
   check_device_errors_ = cfg.check_device_errors;
   const Device requested = Device::parse(lower_options_.device);  // a bad device name fails now, quoting it
   if (lower_options_.device != "cpu") {
@@ -276,9 +277,13 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
   // Compile outside the lock: other signatures keep running meanwhile.
   auto fgraph = std::make_shared<graph::FunctionGraph>(inputs_, outputs_, givens_);
   compile::LowerOptions options = lower_options_;
-  for (auto& a : inputs) options.input_devices.push_back(a.device());
+  for (auto& a : inputs) {
+    options.input_devices.push_back(a.device());
+    options.input_shapes.push_back(a.shape());
+  }
   auto program = compile::lower(fgraph, options);
   report_fallbacks(*program);
+  move_shared_variables(*program);
   const bool reads_shared = std::any_of(program->leaves.begin(), program->leaves.end(),
                                         [](auto& leaf) { return leaf.second->kind == graph::VarKind::Shared; });
   std::lock_guard<std::mutex> lock(mutex_);
@@ -292,6 +297,27 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
     }
   }
   return take_idle(it->second);
+}
+
+// Shared variables live where the program reads them (DESIGN.md: they move to their device
+// once and stay). A variable that cannot move stays where it is, and the error names it; a
+// variable moved elsewhere later is copied per call by the executor (correct, not free).
+void FunctionImpl::move_shared_variables(const compile::Program& program) {
+  for (size_t k = 0; k < program.leaves.size(); ++k) {
+    const graph::VarPtr& v = program.leaves[k].second;
+    const Device home = program.leaf_device[k];
+    if (v->kind != graph::VarKind::Shared || !home.is_cuda()) continue;
+    const Array value = v->storage->get();
+    if (!value.defined() || value.device() == home) continue;
+    try {
+      v->storage->set(to_device(value, home));
+    } catch (Error& e) {
+      e.add_context(label() + ": moving shared variable '" + v->label() + "' (" + shape_str(value.shape()) + ", " +
+                    std::string(dtype_name(value.dtype())) + ") to " + home.str() +
+                    ", where the program reads it; it stays on " + value.device().str());
+      throw;
+    }
+  }
 }
 
 size_t FunctionImpl::num_programs() {

@@ -51,6 +51,9 @@ class FunctionImpl {
   const std::string& label() const { return label_; }
   /// Applies on_fallback to a program with nodes that could not run on the requested device.
   void report_fallbacks(const compile::Program& program);
+  /// Moves the shared variables `program` reads on a device there (an explicit step after
+  /// lowering; lowering itself changes no shared variable).
+  void move_shared_variables(const compile::Program& program);
   /// Checks the inputs (count, rank, static dims, dtype) and returns the arrays to bind:
   /// `given` itself when every dtype matches (no copy), else `converted`, filled with the
   /// cast ones.

@@ -173,6 +173,18 @@ void FunctionGraph::replace_all(const std::vector<std::pair<VarPtr, VarPtr>>& pa
   rebuild();
 }
 
+void FunctionGraph::change_inputs(const std::vector<InputChange>& changes, const std::string& reason) {
+  for (const InputChange& c : changes) {
+    const VarPtr& old_var = c.node->input(c.input);
+    if (!(old_var->type.dtype == c.value->type.dtype && old_var->type.ndim() == c.value->type.ndim()))
+      throw InternalError("FunctionGraph::change_inputs" + (reason.empty() ? "" : " (" + reason + ")") + ": input " +
+                          std::to_string(c.input) + " of " + c.node->describe() + " (" + old_var->type.str() +
+                          ") cannot become '" + c.value->label() + "' (" + c.value->type.str() + ")");
+    c.node->set_input(c.input, c.value);
+  }
+  rebuild();
+}
+
 void FunctionGraph::verify() const {
   std::unordered_set<const Variable*> available;
   for (auto& in : inputs_) available.insert(in.get());

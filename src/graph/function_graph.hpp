@@ -36,6 +36,16 @@ class FunctionGraph {
   /// Several replacements with one re-sort at the end (passes that change many nodes).
   void replace_all(const std::vector<std::pair<VarPtr, VarPtr>>& pairs, const std::string& reason = "");
 
+  /// Input `input` of `node` (a node of this graph) becomes `value` (same type), for each
+  /// change; one re-sort at the end. For lowering steps that route one reader's input (a
+  /// Transfer for a reader on another device) while other readers keep the original.
+  struct InputChange {
+    Apply* node;
+    int input;
+    VarPtr value;
+  };
+  void change_inputs(const std::vector<InputChange>& changes, const std::string& reason = "");
+
   /// Checks invariants (acyclic, inputs reachable, types unchanged); throws InternalError.
   void verify() const;
 

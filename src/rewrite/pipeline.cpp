@@ -2,7 +2,8 @@
 
 #include "rewrite/passes/passes.hpp"
 
-#include <theon/config.hpp>
+#include <theon/config.hpp>  // canonical_mode
+
 #include <theon/error.hpp>
 
 #include <algorithm>
@@ -48,7 +49,7 @@ void register_pass(Pass pass) {
 }
 
 std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string& mode, const std::string& including,
-                                 const std::string& excluding) {
+                                 const std::string& excluding, const Target& target) {
   const std::string m = canonical_mode(mode);
   const auto inc = split(including), exc = split(excluding);
   register_standard_passes();
@@ -64,7 +65,7 @@ std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string
     if (matches(p, exc)) selected = false;
     if (!selected) continue;
     auto t0 = std::chrono::steady_clock::now();
-    bool changed = p.run(fgraph);
+    bool changed = p.run(fgraph, target);
     if (changed) {
       try {
         fgraph.verify();
@@ -76,23 +77,6 @@ std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string
     records.push_back({p.name, changed, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   }
   return records;
-}
-
-namespace {
-thread_local bool g_has_target = false;
-thread_local std::string g_target;
-}  // namespace
-
-std::string target_device() { return g_has_target ? g_target : config().device; }
-
-TargetDeviceScope::TargetDeviceScope(std::string device) : saved_(g_target), had_(g_has_target) {
-  g_target = std::move(device);
-  g_has_target = true;
-}
-
-TargetDeviceScope::~TargetDeviceScope() {
-  g_target = saved_;
-  g_has_target = had_;
 }
 
 }  // namespace theon::rewrite

@@ -5,18 +5,27 @@
 #pragma once
 #include "graph/function_graph.hpp"
 
+#include <theon/device.hpp>
+
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace theon::rewrite {
 
+/// What the graph is optimized for. Passes that depend on what the backends offer read it
+/// (fusing a reduction into its elementwise producer only where a backend runs the result);
+/// lowering passes it, so nothing reads a thread-local or config() during a pass.
+struct Target {
+  Device device = Device::cpu();
+};
+
 struct Pass {
   std::string name;
   std::vector<std::string> tags;
   double position = 0;  // passes run in increasing position
   /// Returns true when it changed the graph.
-  std::function<bool(graph::FunctionGraph&)> run;
+  std::function<bool(graph::FunctionGraph&, const Target&)> run;
 };
 
 /// What ran: one entry per pass, for explain() and the profiler.
@@ -30,24 +39,10 @@ struct PassRecord {
 std::vector<Pass>& registered_passes();
 void register_pass(Pass pass);
 
-/// The device the graph being optimized is compiled for ("cpu", "cuda0", ...): lowering
-/// sets it around optimize() (passes that depend on backends, like fusing reductions, read
-/// it); outside such a scope it is config().device.
-std::string target_device();
-class TargetDeviceScope {
- public:
-  explicit TargetDeviceScope(std::string device);
-  ~TargetDeviceScope();
-  TargetDeviceScope(const TargetDeviceScope&) = delete;
-  TargetDeviceScope& operator=(const TargetDeviceScope&) = delete;
-
- private:
-  std::string saved_;
-  bool had_;
-};
-
-/// Runs the passes `mode` selects, adjusted by including/excluding (':'-separated names or tags).
+/// Runs the passes `mode` selects, adjusted by including/excluding (':'-separated names or
+/// tags), for `target`.
 std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string& mode,
-                                 const std::string& including = "", const std::string& excluding = "");
+                                 const std::string& including = "", const std::string& excluding = "",
+                                 const Target& target = {});
 
 }  // namespace theon::rewrite

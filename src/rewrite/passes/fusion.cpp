@@ -80,8 +80,8 @@ bool convex(const FunctionGraph& fg, const std::unordered_set<const Apply*>& reg
 // is the CPU and no variable is pinned to a context. Only the CPU backend has a FusedReduce
 // kernel so far; on a GPU the Composite and the Reduce stay apart (each has a CUDA kernel)
 // rather than the fused node falling back to the CPU.
-bool cpu_only(const FunctionGraph& fg) {
-  if (rewrite::target_device() != "cpu") return false;
+bool cpu_only(const FunctionGraph& fg, const Target& target) {
+  if (!target.device.is_cpu()) return false;
   for (auto& node : fg.nodes()) {
     for (auto& in : node->inputs())
       if (!in->type.context.empty()) return false;
@@ -93,7 +93,7 @@ bool cpu_only(const FunctionGraph& fg) {
 
 }  // namespace
 
-bool fusion_pass(FunctionGraph& fg) {
+bool fusion_pass(FunctionGraph& fg, const Target& target) {
   const std::vector<graph::ApplyPtr> snapshot = fg.nodes();
   std::unordered_map<const Apply*, size_t> topo;
   for (size_t i = 0; i < snapshot.size(); ++i) topo[snapshot[i].get()] = i;
@@ -161,7 +161,7 @@ bool fusion_pass(FunctionGraph& fg) {
     changed = true;
   }
 
-  if (!cpu_only(fg)) return changed;
+  if (!cpu_only(fg, target)) return changed;
   for (const graph::ApplyPtr& node : std::vector<graph::ApplyPtr>(fg.nodes())) {
     const auto* red = ops::is_reduce(node->op().kind()) ? static_cast<const ops::Reduce*>(&node->op()) : nullptr;
     if (!red || red->reduce_kind() == ops::ReduceKind::Count || node->inputs().size() != 1) continue;

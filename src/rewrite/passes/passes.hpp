@@ -4,6 +4,7 @@
 // pipeline.hpp). The top of each pass's file says what must run before and after it.
 #pragma once
 #include "graph/function_graph.hpp"
+#include "rewrite/pipeline.hpp"
 
 namespace theon::rewrite {
 
@@ -16,8 +17,9 @@ bool merge_pass(graph::FunctionGraph& fgraph);
 bool constant_fold_pass(graph::FunctionGraph& fgraph);
 
 /// Elementwise fusion: maximal convex regions of Elemwise nodes become one Composite
-/// (fusion.cpp); results used outside a region become extra outputs. Tags fast_run, fusion.
-bool fusion_pass(graph::FunctionGraph& fgraph);
+/// (fusion.cpp); results used outside a region become extra outputs. On a CPU target, a
+/// reduction also fuses with its elementwise producer (FusedReduce). Tags fast_run, fusion.
+bool fusion_pass(graph::FunctionGraph& fgraph, const Target& target = {});
 
 /// Local algebraic simplifications to a fixed point (canonicalize.cpp): x*1, x+0, x-0, x/1,
 /// neg(neg x), log(exp x), log(softmax) -> log_softmax, log(sigmoid) -> -softplus(-x),

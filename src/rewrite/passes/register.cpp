@@ -10,18 +10,27 @@
 
 namespace theon::rewrite {
 
+namespace {
+
+// A pass that does the same on every target.
+std::function<bool(graph::FunctionGraph&, const Target&)> any_target(bool (*pass)(graph::FunctionGraph&)) {
+  return [pass](graph::FunctionGraph& g, const Target&) { return pass(g); };
+}
+
+}  // namespace
+
 void register_standard_passes() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::vector<Pass> standard = {
         // {name, tags, position, run}
-        {"merge", {"fast_run", "fast_compile", "merge"}, 0, merge_pass},
-        {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, constant_fold_pass},
-        {"canonicalize", {"fast_run", "canonicalize"}, 10, canonicalize_pass},
-        {"specialize", {"fast_run", "specialize"}, 40, specialize_pass},
-        {"fusion", {"fast_run", "fusion"}, 50, fusion_pass},
-        {"inplace", {"fast_run", "inplace"}, 90, inplace_pass},
-        {"merge_again", {"fast_run", "fast_compile", "merge"}, 100, merge_pass},
+        {"merge", {"fast_run", "fast_compile", "merge"}, 0, any_target(merge_pass)},
+        {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, any_target(constant_fold_pass)},
+        {"canonicalize", {"fast_run", "canonicalize"}, 10, any_target(canonicalize_pass)},
+        {"specialize", {"fast_run", "specialize"}, 40, any_target(specialize_pass)},
+        {"fusion", {"fast_run", "fusion"}, 50, [](graph::FunctionGraph& g, const Target& t) { return fusion_pass(g, t); }},
+        {"inplace", {"fast_run", "inplace"}, 90, any_target(inplace_pass)},
+        {"merge_again", {"fast_run", "fast_compile", "merge"}, 100, any_target(merge_pass)},
     };
     for (const Pass& p : standard) register_pass(p);
   });

@@ -1,0 +1,150 @@
+#include "compile/thunks.hpp"
+
+#include "util/device_ops.hpp"
+
+#include <theon/error.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
+#include <unordered_map>
+
+namespace theon::compile {
+
+using graph::VarKind;
+
+void build_thunks(Program& prog, const Placement& placement, const Homes& homes) {
+  const graph::FunctionGraph& fgraph = *prog.fgraph;
+  std::unordered_map<const graph::Variable*, int> slot;
+  auto slot_of = [&](const graph::VarPtr& v) {
+    auto [it, inserted] = slot.try_emplace(v.get(), prog.num_slots);
+    if (inserted) {
+      ++prog.num_slots;
+      const Device where = location(*v, placement, homes);
+      prog.slot_device.push_back(where);
+      if (v->kind == VarKind::Constant || v->kind == VarKind::Shared) {
+        prog.leaves.push_back({it->second, v});
+        prog.leaf_device.push_back(where);
+        prog.leaf_values.emplace_back();
+      }
+    }
+    return it->second;
+  };
+  for (auto& in : fgraph.inputs()) prog.input_slots.push_back(slot_of(in));
+  for (auto& node : fgraph.nodes()) {
+    const NodePlacement& where = placement.at(node.get());
+    Thunk t;
+    t.node = node;
+    t.dev = where.device;
+    t.device = where.device.str();
+    t.reason = where.reason;
+    t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
+    t.kernel = &where.backend->kernel(*node);
+    for (auto& in : node->inputs()) t.inputs.push_back(slot_of(in));
+    auto views = node->op().view_map();
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      t.outputs.push_back(slot_of(node->output(i)));
+      t.output_is_view.push_back(views.count(i) > 0);
+    }
+    if (where.fallback) {
+      ++prog.num_fallbacks;
+      prog.fallback_notes.push_back(node->op().display() + " (" + node->output_raw(0)->label() + "): " +
+                                    where.reason.substr(std::string("fallback: ").size()));
+    }
+    prog.device_work = prog.device_work || t.dev.is_cuda();
+    prog.thunks.push_back(std::move(t));
+  }
+  for (auto& out : fgraph.outputs()) prog.output_slots.push_back(slot_of(out));
+}
+
+void copy_constants_to_devices(Program& prog) {
+  for (size_t k = 0; k < prog.leaves.size(); ++k) {
+    const graph::VarPtr& v = prog.leaves[k].second;
+    if (v->kind == VarKind::Constant && prog.leaf_device[k].is_cuda() && v->constant.defined())
+      prog.leaf_values[k] = to_device(v->constant, prog.leaf_device[k]);
+  }
+}
+
+namespace {
+
+// A placeholder (no data) for what a slot will hold: the program's input shapes where given,
+// else the static type with unknown dims as 2 (not 1: no broadcast is assumed); contiguous.
+Array placeholder(const graph::Variable& v, const Shape* shape) {
+  Shape s;
+  if (shape) s = *shape;
+  else
+    for (int64_t d : v.type.dims) s.push_back(d < 0 ? 2 : d);
+  return Array(nullptr, v.type.dtype, s, contiguous_strides(s));
+}
+
+backends::PrepareInfo prepare_info(const Program& prog, const Thunk& t, const std::vector<Shape>& input_shapes,
+                                   const std::unordered_map<const graph::Variable*, size_t>& input_index,
+                                   const std::unordered_map<const graph::Variable*, bool>& view_output) {
+  backends::PrepareInfo info;
+  info.options = prog.options;
+  info.device = t.dev;
+  for (auto& in : t.node->inputs()) {
+    auto idx = input_index.find(in.get());
+    const bool given = idx != input_index.end() && idx->second < input_shapes.size();
+    info.inputs.push_back(placeholder(*in, given ? &input_shapes[idx->second] : nullptr));
+    auto view = view_output.find(in.get());
+    info.layout_known.push_back(view == view_output.end() || !view->second);
+  }
+  return info;
+}
+
+}  // namespace
+
+void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool plan_only) {
+  // Batches first: each backend compiles what its nodes need in one go (the CPU's module).
+  std::unordered_map<const backends::Backend*, std::vector<const graph::Apply*>> batches;
+  std::unordered_map<const graph::Variable*, size_t> input_index;
+  std::unordered_map<const graph::Variable*, bool> view_output;
+  for (size_t i = 0; i < prog.fgraph->inputs().size(); ++i) input_index[prog.fgraph->inputs()[i].get()] = i;
+  std::vector<size_t> device_thunks;
+  for (size_t k = 0; k < prog.thunks.size(); ++k) {
+    Thunk& t = prog.thunks[k];
+    for (size_t o = 0; o < t.outputs.size(); ++o) view_output[t.node->output_raw(static_cast<int>(o))] = t.output_is_view[o];
+    if (t.dev.is_cpu() || t.is_transfer) {
+      batches[&backends::cpu_backend()].push_back(t.node.get());
+      continue;
+    }
+    if (plan_only) {
+      t.plan = std::make_shared<backends::KernelPlan>(prog.options);
+      continue;
+    }
+    device_thunks.push_back(k);
+  }
+  // The CPU batch (a compiler run) overlaps the device kernels' compiles.
+  std::vector<std::future<void>> batch_runs;
+  for (auto& [backend, nodes] : batches)
+    batch_runs.push_back(std::async(device_thunks.empty() ? std::launch::deferred : std::launch::async,
+                                    [&, backend = backend] { backend->prepare_batch(nodes, prog.options); }));
+  // Device kernels compile on a few workers (NVRTC compiles of different kernels run at once).
+  std::atomic<size_t> next{0};
+  auto prepare_some = [&] {
+    for (size_t i; (i = next++) < device_thunks.size();) {
+      Thunk& t = prog.thunks[device_thunks[i]];
+      try {
+        t.plan = t.kernel->prepare(*t.node, prepare_info(prog, t, input_shapes, input_index, view_output));
+      } catch (Error& e) {
+        e.add_context("while preparing the kernel of " + t.node->describe() + " on " + t.device);
+        throw;
+      }
+    }
+  };
+  const size_t workers = std::min<size_t>(device_thunks.size(), std::max(2u, std::thread::hardware_concurrency()));
+  std::vector<std::future<void>> device_runs;
+  for (size_t w = 1; w < workers; ++w) device_runs.push_back(std::async(std::launch::async, prepare_some));
+  prepare_some();
+  for (auto& f : device_runs) f.get();
+  for (auto& f : batch_runs) f.get();
+  // Host kernels prepare after their batch (which compiled what they load).
+  for (Thunk& t : prog.thunks) {
+    if (t.plan) continue;
+    t.plan = t.kernel->prepare(*t.node, prepare_info(prog, t, input_shapes, input_index, view_output));
+  }
+}
+
+}  // namespace theon::compile

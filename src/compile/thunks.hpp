@@ -1,0 +1,21 @@
+// Lowering steps that turn the placed graph into the Program's thunks:
+//   build_thunks: a slot per value (on the device it lives on) and a thunk per node, in
+//     order, with the kernel of the backend placement chose;
+//   copy_constants_to_devices: constants read on a GPU are copied there once, now;
+//   prepare_kernels: Kernel::prepare for every thunk, concurrently (NVRTC and the CPU's
+//     generated modules compile while the function is compiled, not at its first call),
+//     after each backend's prepare_batch; plans are kept per thunk.
+#pragma once
+#include "compile/placement.hpp"
+
+namespace theon::compile {
+
+void build_thunks(Program& program, const Placement& placement, const Homes& homes);
+
+void copy_constants_to_devices(Program& program);
+
+/// `input_shapes`: the shapes of the inputs the program is compiled for (placeholders when
+/// empty). In plan-only lowering device kernels are not prepared (no device to load on).
+void prepare_kernels(Program& program, const std::vector<Shape>& input_shapes, bool plan_only);
+
+}  // namespace theon::compile
