@@ -50,7 +50,7 @@ ContextMap ContextMap::parse(const std::string& spec) {
       reject(spec, entry, "uses the name '" + name + "': names may not begin with 'cuda' or 'opencl'");
     if (name == "cpu") reject(spec, entry, "uses the name 'cpu', the CPU's own context");
     const std::optional<Device> device = device_named(device_text);
-    if (!device) reject(spec, entry, "maps to '" + device_text + "', which is not a device (cpu, cuda0, cuda1, ...)");
+    if (!device) reject(spec, entry, "maps to '" + device_text + "', which is not a device");
     for (const Context& earlier : map.mappings_)
       if (earlier.name == name) reject(spec, entry, "defines '" + name + "' again (it maps to " + earlier.device.str() + ")");
     map.mappings_.push_back({name, *device});
