@@ -1,14 +1,30 @@
 // DeviceOps: the memory operations of a device library, registered by it when it is
 // loaded (libtheon_cuda calls set_device_ops). Util-level code (Array::to_host, copies
 // between devices) reaches device memory only through this interface, so nothing below
-// the runtime layer depends on CUDA.
+// the runtime layer depends on CUDA. The runtime layer's devices, streams and events
+// (src/runtime) reach the device through it too.
 #pragma once
 #include <theon/array.hpp>
 #include <theon/device.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 namespace theon::detail {
+
+/// What a device library says about one of its devices (runtime::DeviceInfo shows it).
+struct DeviceProperties {
+  std::string name;           // the driver's product name
+  std::string pci_bus_id;     // "domain:bus:device.function" in hex, as lspci prints it
+  size_t total_memory = 0;    // bytes
+  int compute_capability = 0; // major * 10 + minor (90 for sm_90)
+  int multiprocessors = 0;
+};
+
+/// Each device has two streams: Compute (every kernel, and the copies and frees DeviceOps
+/// issues) and Copy (transfers that may overlap the compute stream, ordered by events).
+enum class StreamKind : uint8_t { Compute, Copy };
 
 class DeviceOps {
  public:
@@ -36,6 +52,24 @@ class DeviceOps {
   virtual void wait_for_external_stream(Device device, int64_t stream) = 0;
   virtual DeviceMemoryStats stats(Device device) = 0;
   virtual void empty_cache(Device device) = 0;
+
+  /// Properties of an existing device of this library (DeviceError for another).
+  virtual DeviceProperties properties(Device device) = 0;
+  /// The device's stream of that kind, as an opaque handle (a cudaStream_t for CUDA),
+  /// created on first use; it lives as long as the process.
+  virtual void* stream_handle(Device device, StreamKind kind) = 0;
+  /// Events: opaque handles of `device`, taken from and given back to its pool of idle
+  /// events. An event never recorded counts as done.
+  virtual void* acquire_event(Device device) = 0;
+  virtual void release_event(Device device, void* event) = 0;
+  /// Captures the work issued so far to `stream` (a stream of the event's device).
+  virtual void record_event(void* event, void* stream) = 0;
+  /// Makes `stream` wait, on the device, for the event's last record; the host goes on.
+  virtual void stream_wait_event(void* stream, void* event) = 0;
+  /// The host waits for the event's last record.
+  virtual void synchronize_event(void* event) = 0;
+  /// Whether the work the event's last record captured has finished (never blocks).
+  virtual bool event_done(void* event) = 0;
 };
 
 /// The registered device library's operations, or nullptr when none is loaded.

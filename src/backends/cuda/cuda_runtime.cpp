@@ -6,6 +6,7 @@
 #include <theon/config.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace theon::backends::cuda {
 
@@ -44,14 +45,23 @@ CudaRuntime::PerDevice& CudaRuntime::per_device(int device) {
   return devices_[static_cast<size_t>(device)];
 }
 
-cudaStream_t CudaRuntime::stream(int device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  PerDevice& d = per_device(device);
+cudaStream_t CudaRuntime::stream_once(int device, cudaStream_t& slot) {
   THEON_CUDA_CHECK(cudaSetDevice(device));
   // A blocking stream: ordered after the legacy default stream, which is where DLPack
   // producers (torch, CuPy) are asked to order their pending writes to arrays Theon reads.
-  if (!d.stream) THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamDefault));
-  return d.stream;
+  // The copy stream is made alike, so its ordering with that stream is the compute stream's.
+  if (!slot) THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&slot, cudaStreamDefault));
+  return slot;
+}
+
+cudaStream_t CudaRuntime::stream(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stream_once(device, per_device(device).stream);
+}
+
+cudaStream_t CudaRuntime::copy_stream(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stream_once(device, per_device(device).copy_stream);
 }
 
 std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
@@ -342,6 +352,54 @@ void CudaRuntime::zero(void* dst, Device device, size_t bytes) {
 void CudaRuntime::synchronize(Device device) {
   if (!device.is_cuda()) return;
   THEON_CUDA_CHECK(cudaStreamSynchronize(stream(device.index)));
+}
+
+detail::DeviceProperties CudaRuntime::properties(Device device) {
+  if (!device.is_cuda()) throw InternalError("CudaRuntime::properties: not a CUDA device: " + device.str());
+  per_device(device.index);  // a DeviceError naming the device count for one that does not exist
+  cudaDeviceProp prop{};
+  THEON_CUDA_CHECK(cudaGetDeviceProperties(&prop, device.index));
+  char bus_id[32];
+  std::snprintf(bus_id, sizeof bus_id, "%04x:%02x:%02x.0", static_cast<unsigned>(prop.pciDomainID),
+                static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
+  return {prop.name, bus_id, prop.totalGlobalMem, prop.major * 10 + prop.minor, prop.multiProcessorCount};
+}
+
+void* CudaRuntime::stream_handle(Device device, detail::StreamKind kind) {
+  if (!device.is_cuda()) throw InternalError("CudaRuntime::stream_handle: not a CUDA device: " + device.str());
+  return kind == detail::StreamKind::Copy ? copy_stream(device.index) : stream(device.index);
+}
+
+void* CudaRuntime::acquire_event(Device device) {
+  if (!device.is_cuda()) throw InternalError("CudaRuntime::acquire_event: not a CUDA device: " + device.str());
+  return take_event(device.index);
+}
+
+void CudaRuntime::release_event(Device device, void* event) {
+  // Back to the pool even while its record is pending: every use records it again first.
+  give_event(device.index, static_cast<cudaEvent_t>(event));
+}
+
+void CudaRuntime::record_event(void* event, void* stream) {
+  THEON_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+}
+
+void CudaRuntime::stream_wait_event(void* stream, void* event) {
+  THEON_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
+}
+
+void CudaRuntime::synchronize_event(void* event) {
+  THEON_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+}
+
+bool CudaRuntime::event_done(void* event) {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error: the work is still running
+    return false;
+  }
+  THEON_CUDA_CHECK(e);
+  return true;
 }
 
 DeviceMemoryStats CudaRuntime::stats(Device device) {

@@ -1,5 +1,6 @@
-// The CUDA runtime layer: one stream per device (every kernel, copy and free of a device
-// is ordered on it), a caching allocator per device (freed blocks are kept, bucketed by
+// The CUDA runtime layer: a compute stream per device (every kernel, copy and free of a
+// device is ordered on it) and a copy stream beside it (transfers the runtime layer orders
+// with events), a pool of idle events per device, a caching allocator per device (freed blocks are kept, bucketed by
 // size, and reused in stream order, so a steady-state call allocates nothing from the
 // driver), and a caching pool of page-locked host blocks for staging and host outputs.
 #pragma once
@@ -28,9 +29,19 @@ class CudaRuntime final : public detail::DeviceOps {
   void wait_for_external_stream(Device device, int64_t stream) override;
   DeviceMemoryStats stats(Device device) override;
   void empty_cache(Device device) override;
+  detail::DeviceProperties properties(Device device) override;
+  void* stream_handle(Device device, detail::StreamKind kind) override;
+  void* acquire_event(Device device) override;
+  void release_event(Device device, void* event) override;
+  void record_event(void* event, void* stream) override;
+  void stream_wait_event(void* stream, void* event) override;
+  void synchronize_event(void* event) override;
+  bool event_done(void* event) override;
 
-  /// The device's stream (created on first use; also makes the device current).
+  /// The device's compute stream (created on first use; also makes the device current).
   cudaStream_t stream(int device);
+  /// The device's copy stream (likewise).
+  cudaStream_t copy_stream(int device);
   int device_count() const { return device_count_; }
 
  private:
@@ -41,7 +52,8 @@ class CudaRuntime final : public detail::DeviceOps {
     bool cached;  // returns to the free lists when released (gpu_memory_cache)
   };
   struct PerDevice {
-    cudaStream_t stream = nullptr;
+    cudaStream_t stream = nullptr;       // compute
+    cudaStream_t copy_stream = nullptr;
     std::multimap<size_t, void*> free;  // rounded size -> block
     DeviceMemoryStats stats;
     std::vector<cudaEvent_t> events;    // idle events of this device (cross-stream waits)
@@ -62,6 +74,8 @@ class CudaRuntime final : public detail::DeviceOps {
   void release(void* p);
   void release_pinned(void* p);
   PerDevice& per_device(int device);
+  // Creates the stream in `slot` of `device` once; the caller holds mu_.
+  cudaStream_t stream_once(int device, cudaStream_t& slot);
 
   int device_count_ = 0;
   std::mutex mu_;
