@@ -7,6 +7,7 @@
 #include "backends/backend.hpp"
 #include "graph/function_graph.hpp"
 #include "rewrite/pipeline.hpp"
+#include "runtime/observer.hpp"
 
 #include <memory>
 #include <string>
@@ -22,6 +23,9 @@ struct Thunk {
   std::string device;  // dev.str(): "cpu", "cuda0", ...
   bool is_transfer = false;  // a Transfer node (inserted by lowering, or explicit)
   std::string reason;  // why it was placed there (explain())
+  std::string op;           // the op as printed, for the observer
+  std::string kernel_name;  // kernel->name(), made once
+  runtime::Provenance provenance;  // the user's names of its outputs, the ops it fuses
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::vector<bool> output_is_view;  // from the op's view_map: the kernel sets these itself

@@ -1,11 +1,15 @@
 #include "compile/thunks.hpp"
 
+#include "graph/user_names.hpp"
+#include "ops/composite.hpp"
+#include "ops/fused_reduce.hpp"
 #include "util/device_ops.hpp"
 
 #include <theon/error.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <thread>
 #include <unordered_map>
@@ -13,6 +17,25 @@
 namespace theon::compile {
 
 using graph::VarKind;
+
+namespace {
+
+void add_members(const ops::Composite& region, std::vector<std::string>& members) {
+  for (const ops::CompositeInstr& instr : region.program()) members.emplace_back(ops::scalar_op_info(instr.op).name);
+}
+
+}  // namespace
+
+runtime::Provenance provenance_of(const graph::Apply& node) {
+  runtime::Provenance p;
+  for (int i = 0; i < node.num_outputs(); ++i) p.user_names.push_back(graph::user_label(*node.output_raw(i)));
+  if (auto* composite = graph::op_if<ops::Composite>(node.op())) add_members(*composite, p.fused_members);
+  if (auto* fused = graph::op_if<ops::FusedReduce>(node.op())) {
+    add_members(fused->region(), p.fused_members);
+    p.fused_members.emplace_back(ops::reduce_kind_name(fused->reduce_kind()));
+  }
+  return p;
+}
 
 void build_thunks(Program& prog, const Placement& placement, const Homes& homes) {
   const graph::FunctionGraph& fgraph = *prog.fgraph;
@@ -40,7 +63,10 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.device = where.device.str();
     t.reason = where.reason;
     t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
+    t.op = node->op().display();
+    t.provenance = provenance_of(*node);
     t.kernel = &where.backend->kernel(*node);
+    t.kernel_name = t.kernel->name();
     for (auto& in : node->inputs()) t.inputs.push_back(slot_of(in));
     auto views = node->op().view_map();
     for (int i = 0; i < node->num_outputs(); ++i) {
@@ -97,6 +123,7 @@ backends::PrepareInfo prepare_info(const Program& prog, const Thunk& t, const st
 }  // namespace
 
 void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool plan_only) {
+  const auto started = std::chrono::steady_clock::now();
   // Batches first: each backend compiles what its nodes need in one go (the CPU's module).
   std::unordered_map<const backends::Backend*, std::vector<const graph::Apply*>> batches;
   std::unordered_map<const graph::Variable*, size_t> input_index;
@@ -145,6 +172,9 @@ void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool
     if (t.plan) continue;
     t.plan = t.kernel->prepare(*t.node, prepare_info(prog, t, input_shapes, input_index, view_output));
   }
+  if (runtime::Observer* o = runtime::observer())
+    o->compile({"prepare kernels", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                false, std::to_string(prog.thunks.size()) + " thunks"});
 }
 
 }  // namespace theon::compile

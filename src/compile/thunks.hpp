@@ -12,6 +12,10 @@ namespace theon::compile {
 
 void build_thunks(Program& program, const Placement& placement, const Homes& homes);
 
+/// Where a node's work comes from, in the user's terms (its outputs' names, the scalar ops a
+/// fused node stands for): what the observer and errors show.
+runtime::Provenance provenance_of(const graph::Apply& node);
+
 void copy_constants_to_devices(Program& program);
 
 /// `input_shapes`: the shapes of the inputs the program is compiled for (placeholders when

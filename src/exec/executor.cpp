@@ -1,6 +1,7 @@
 #include "exec/executor.hpp"
 
 #include "graph/user_names.hpp"
+#include "runtime/observer.hpp"
 #include "util/checked_size.hpp"
 #include "util/device_ops.hpp"
 
@@ -45,30 +46,29 @@ void BufferPool::allocate_into(Array& dst, const Shape& shape, DType dtype, Devi
 
 std::shared_ptr<Buffer> BufferPool::take(size_t bytes, Device device) {
   std::shared_ptr<Buffer> buf;
+  bool reused = false;
   if (device.is_cuda()) {
-    // Device memory: the device's caching allocator reuses blocks (in stream order).
+    // Device memory: the device's caching allocator reuses blocks (in stream order; whether it
+    // did is its own affair, so the observer hears of a new buffer).
     buf = require_device_ops("executor").allocate(device, bytes);
-    ++stats_.allocated;
-    owned_.push_back(buf.get());
-    live_bytes_ += buf->bytes();
-    stats_.peak_bytes = std::max(stats_.peak_bytes, live_bytes_);
-    return buf;
-  }
-  // Reuse a free buffer of at least the size, but not a much larger one.
-  auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
-                             [](const auto& e, size_t b) { return e.first < b; });
-  if (it != free_.end() && it->first <= bytes * 2 + 64) {
-    buf = std::move(it->second);
-    free_bytes_ -= it->first;
-    free_.erase(it);
-    ++stats_.reused;
   } else {
-    buf = Buffer::allocate_host(bytes);
-    ++stats_.allocated;
+    // Reuse a free buffer of at least the size, but not a much larger one.
+    auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
+                               [](const auto& e, size_t b) { return e.first < b; });
+    reused = it != free_.end() && it->first <= bytes * 2 + 64;
+    if (reused) {
+      buf = std::move(it->second);
+      free_bytes_ -= it->first;
+      free_.erase(it);
+    } else {
+      buf = Buffer::allocate_host(bytes);
+    }
   }
+  ++(reused ? stats_.reused : stats_.allocated);
   owned_.push_back(buf.get());
   live_bytes_ += buf->bytes();
   stats_.peak_bytes = std::max(stats_.peak_bytes, live_bytes_);
+  if (runtime::Observer* o = runtime::observer()) o->allocation({device, buf->bytes(), reused});
   return buf;
 }
 
@@ -126,6 +126,36 @@ bool can_overwrite(const BufferPool& pool, const compile::Thunk& th, int slot, c
   return a.buffer().use_count() == holders;
 }
 
+size_t total_bytes(const std::vector<Array>& arrays) {
+  size_t n = 0;
+  for (const Array& a : arrays) n += a.defined() ? a.nbytes() : 0;
+  return n;
+}
+
+runtime::ThunkEvent thunk_event(const compile::Thunk& th, size_t index, const std::vector<Array>& ins,
+                                const std::vector<Array>* outs) {
+  runtime::ThunkEvent e;
+  e.thunk_index = index;
+  e.op = th.op;
+  e.kind = th.is_transfer ? std::string_view("transfer") : std::string_view(th.kernel_name);
+  e.context = th.device;
+  e.device = th.dev;
+  e.bytes_in = total_bytes(ins);
+  e.bytes_out = outs ? total_bytes(*outs) : 0;
+  e.provenance = &th.provenance;
+  return e;
+}
+
+void report_thunk_end(runtime::Observer& watcher, const compile::Thunk& th, size_t index,
+                      const std::vector<Array>& ins, const std::vector<Array>& outs) {
+  watcher.thunk_end(thunk_event(th, index, ins, &outs));
+  if (!th.is_transfer) return;
+  const Device from = ins[0].device();
+  if (from != th.dev)
+    watcher.transfer({from, th.dev, ins[0].nbytes(), runtime::transfer_direction(from, th.dev),
+                      th.node->input(0)->label()});
+}
+
 // Sizes `state` for `program` (once per state: a state serves one Program).
 void prepare_state(const compile::Program& program, ExecState& state) {
   if (state.ins.size() == program.thunks.size() && state.slots.size() == static_cast<size_t>(program.num_slots))
@@ -155,12 +185,17 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
     }
     slots[slot] = var->kind == graph::VarKind::Constant ? var->constant : var->storage->get();
     // A shared variable moved to another device since compilation: copied per call.
-    if (k < program.leaf_device.size() && slots[slot].defined() && slots[slot].device() != program.leaf_device[k])
-      slots[slot] = to_device(slots[slot], program.leaf_device[k]);
+    if (k < program.leaf_device.size() && slots[slot].defined() && slots[slot].device() != program.leaf_device[k]) {
+      const Device from = slots[slot].device(), to = program.leaf_device[k];
+      slots[slot] = to_device(slots[slot], to);
+      if (runtime::Observer* o = runtime::observer())
+        o->transfer({from, to, slots[slot].nbytes(), runtime::transfer_direction(from, to), var->label()});
+    }
   }
 
   state.pool.begin_call();
   auto& overwritten = state.overwritten;
+  runtime::Observer* const watcher = runtime::observer();  // one branch per thunk when nobody watches
   for (size_t t = 0; t < program.thunks.size(); ++t) {
     const compile::Thunk& th = program.thunks[t];
     const graph::Apply& node = *th.node;
@@ -189,8 +224,10 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
         }
         state.pool.allocate_into(outs[o], shapes[o], dtype, th.dev);
       }
+      if (watcher) watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
       th.kernel->run(th.plan.get(), node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
+      if (watcher) report_thunk_end(*watcher, th, t, ins, outs);
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (!outs[o].defined() || outs[o].shape() != shapes[o])
           throw InternalError(node.describe() + ": kernel '" + th.kernel->name() + "' produced output " +

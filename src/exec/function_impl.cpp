@@ -1,12 +1,14 @@
 #include "exec/function_impl.hpp"
 
 #include "graph/print.hpp"
+#include "runtime/observer.hpp"
 #include "util/device_ops.hpp"
 
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <iostream>
 #include <shared_mutex>
@@ -281,7 +283,13 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
     options.input_devices.push_back(a.device());
     options.input_shapes.push_back(a.shape());
   }
+  const auto started = std::chrono::steady_clock::now();
   auto program = compile::lower(fgraph, options);
+  if (runtime::Observer* o = runtime::observer()) {
+    for (const rewrite::PassRecord& pass : program->passes) o->compile({"pass " + pass.name, pass.seconds, false, label()});
+    o->compile({"lower", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), false,
+                label()});
+  }
   report_fallbacks(*program);
   move_shared_variables(*program);
   const bool reads_shared = std::any_of(program->leaves.begin(), program->leaves.end(),
@@ -337,6 +345,18 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   std::optional<UpdateLocks> update_locks;
   if (!update_lock_order_.empty()) update_locks.emplace(update_lock_order_);
   std::vector<Array> results;
+  runtime::CallEvent event{name_.empty() ? std::string_view(label_) : std::string_view(name_), calls_++};
+  runtime::Observer* const watcher = runtime::observer();
+  if (watcher) watcher->call_begin(event);
+  // Reports the end of the call however it ends (an error leaves `succeeded` false).
+  struct CallEnd {
+    runtime::Observer* watcher;
+    runtime::CallEvent& event;
+    ~CallEnd() {
+      if (watcher) watcher->call_end(event);
+    }
+  } call_end{watcher, event};
+  event.succeeded = false;
   try {
     // Only a program that loads shared values needs the commit lock (see commit_lock()).
     std::shared_lock<std::shared_mutex> read(commit_lock(), std::defer_lock);
@@ -391,6 +411,7 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
     for (size_t u = 0; u < update_targets_.size(); ++u) update_targets_[u]->set(results[num_user_outputs_ + u]);
   }
   results.resize(num_user_outputs_);
+  event.succeeded = true;
   return results;
 }
 

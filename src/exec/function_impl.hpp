@@ -9,6 +9,7 @@
 
 #include <theon/function.hpp>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,8 @@ class FunctionImpl {
   bool check_device_errors_ = true;
   bool fallback_reported_ = false;  // guarded by mutex_: on_fallback=warn warns once per function
   compile::LowerOptions lower_options_;
+
+  std::atomic<uint64_t> calls_{0};  // the observer's call index
 
   std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> programs_;  // key: which input dims have size 1
