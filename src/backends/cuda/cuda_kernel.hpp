@@ -4,9 +4,12 @@
 //
 // Writing one (see elemwise_cuda.cpp):
 //   - supports(node): dtypes/props it handles, else a reason (placement shows it);
-//   - sources(node, inputs): generated code per dtype, rank and layout class, never per size;
-//   - run(): inputs and outputs are device arrays on one device (outputs contiguous, as
-//     infer_shape says; view outputs are set by the kernel); launch on stream(device).
+//   - sources(node, inputs, options): generated code per dtype, rank and layout class, never
+//     per size (prepare() compiles these when the function is compiled);
+//   - run(plan, ...): inputs and outputs are device arrays on one device (outputs contiguous,
+//     as infer_shape says; view outputs are set by the kernel); launch on stream(device);
+//     kernels come from cached_kernel() with options_of(plan).fmad, and every other option
+//     from options_of(plan), never from config().
 #pragma once
 #include "backends/backend.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"

@@ -1,7 +1,7 @@
 #include "backends/cuda/nvrtc_compiler.hpp"
 
-#include "backends/cuda/cuda_check.hpp"
 #include "backends/backend.hpp"
+#include "backends/cuda/cuda_check.hpp"
 #include "util/kernel_cache.hpp"
 
 #include <atomic>
