@@ -31,6 +31,10 @@ const Kernel& CpuBackend::kernel(const graph::Apply& node) const {
   return *it->second;
 }
 
+void CpuBackend::prepare_batch(const std::vector<const graph::Apply*>& nodes, const KernelOptions& options) const {
+  prepare_fused_kernels(nodes, options);
+}
+
 void CpuBackend::register_kernel(graph::OpKind kind, std::unique_ptr<Kernel> kernel) {
   kernels_[kind] = std::move(kernel);
 }

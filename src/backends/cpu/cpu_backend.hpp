@@ -18,6 +18,9 @@ class CpuBackend final : public Backend {
   Support available() const override { return {true, ""}; }
   Support supports(const graph::Apply& node) const override;
   const Kernel& kernel(const graph::Apply& node) const override;
+  /// The generated kernels of the Composite and FusedReduce nodes, as one module
+  /// (prepare_fused_kernels); nothing when options.cxx is empty.
+  void prepare_batch(const std::vector<const graph::Apply*>& nodes, const KernelOptions& options) const override;
 
   /// Registers `kernel` for every node whose op is of `kind`.
   void register_kernel(graph::OpKind kind, std::unique_ptr<Kernel> kernel);

@@ -355,13 +355,15 @@ ModuleCache& modules() {
   return cache;
 }
 
-// Loaded kernels are looked up under the compiler and cache folder in use as well as their
-// symbol: after config().cxx or compiledir changes, a kernel is built (or found) anew there,
-// as the disk cache's key (which covers the compiler) would have it.
-std::string loaded_key(const std::string& symbol) { return config().cxx + "\n" + fused_cache_dir() + "\n" + symbol; }
+// Loaded kernels are looked up under the compiler (the plan's cxx) and cache folder in use as
+// well as their symbol: with another compiler or compiledir, a kernel is built (or found) anew
+// there, as the disk cache's key (which covers the compiler) would have it.
+std::string loaded_key(const std::string& cxx, const std::string& symbol) {
+  return cxx + "\n" + fused_cache_dir() + "\n" + symbol;
+}
 
-KernelFn find_kernel(const std::string& symbol) {
-  const std::string key = loaded_key(symbol);
+KernelFn find_kernel(const std::string& cxx, const std::string& symbol) {
+  const std::string key = loaded_key(cxx, symbol);
   auto& mc = modules();
   std::lock_guard<std::mutex> lock(mc.mutex);
   auto it = mc.by_symbol.find(key);
@@ -370,7 +372,8 @@ KernelFn find_kernel(const std::string& symbol) {
 
 // Opens a verified module and registers its kernels; false with `error` set when it cannot
 // be opened or lacks one of them.
-bool load(const detail::VerifiedEntry& module, const std::vector<KernelSource>& kernels, std::string& error) {
+bool load(const detail::VerifiedEntry& module, const std::vector<KernelSource>& kernels, const std::string& cxx,
+          std::string& error) {
   void* h = dlopen(module.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     error = dlerror();
@@ -387,7 +390,7 @@ bool load(const detail::VerifiedEntry& module, const std::vector<KernelSource>& 
   }
   auto& mc = modules();
   std::lock_guard<std::mutex> lock(mc.mutex);
-  for (size_t i = 0; i < kernels.size(); ++i) mc.by_symbol.emplace(loaded_key(kernels[i].symbol), fns[i]);
+  for (size_t i = 0; i < kernels.size(); ++i) mc.by_symbol.emplace(loaded_key(cxx, kernels[i].symbol), fns[i]);
   return true;
 }
 
@@ -404,7 +407,7 @@ bool compile_and_load(const std::string& source, const std::string& name, const 
                       const std::vector<std::string>& flags, const std::vector<KernelSource>& kernels,
                       std::string& error) {
   const detail::KernelCacheFolder folder("cpu");
-  if (detail::VerifiedEntry cached; folder.open(name, cached) && load(cached, kernels, error)) {
+  if (detail::VerifiedEntry cached; folder.open(name, cached) && load(cached, kernels, cxx, error)) {
     ++g_loaded;
     return true;
   }
@@ -443,7 +446,7 @@ bool compile_and_load(const std::string& source, const std::string& name, const 
     error = "the module just built was not found in the cache: " + folder.dir() + "/" + name;
     return false;
   }
-  return load(built, kernels, error);
+  return load(built, kernels, cxx, error);
 }
 
 // Compiles (or finds on disk) one module holding `kernels` and loads it; false with `error` set
@@ -452,11 +455,10 @@ bool compile_and_load(const std::string& source, const std::string& name, const 
 // process a module is built once per cache folder (ModuleCache::loaded: threads building it
 // meanwhile wait for it; a failed build is retried by the next caller). The compiler runs
 // without a shell; its output goes to a log that the error names.
-bool build_module(std::vector<KernelSource> kernels, std::string& error) {
+bool build_module(std::vector<KernelSource> kernels, const std::string& cxx, std::string& error) {
   std::sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
   std::string source = module_preamble();
   for (auto& k : kernels) source += "// " + k.label + "\nextern \"C\" void " + k.symbol + k.text;
-  const std::string cxx = config().cxx;
   const std::vector<std::string> flags = compile_flags();
   std::string key_text = source + "\n" + cxx + "\n" + compiler_version(cxx) + "\n";
   for (auto& f : flags) key_text += f + " ";
@@ -481,18 +483,19 @@ constexpr size_t kSplitKernels = 8;
 
 // Makes every kernel of `kernels` that this process has not loaded yet available, compiling
 // what the disk cache lacks; a module that fails to build is retried kernel by kernel, so one
-// bad kernel leaves the others compiled. Returns the errors (empty: all loaded).
-std::vector<std::string> build_kernels(const std::vector<KernelSource>& kernels) {
+// bad kernel leaves the others compiled. `cxx` is the compiler (not empty). Returns the errors
+// (empty: all loaded).
+std::vector<std::string> build_kernels(const std::vector<KernelSource>& kernels, const std::string& cxx) {
   std::vector<KernelSource> todo;
   std::set<std::string> seen;
   for (auto& k : kernels)
-    if (seen.insert(k.symbol).second && !find_kernel(k.symbol)) todo.push_back(k);
+    if (seen.insert(k.symbol).second && !find_kernel(cxx, k.symbol)) todo.push_back(k);
   std::vector<std::string> errors;
   if (todo.empty()) return errors;
   // (Exceptions, e.g. from the filesystem, become errors: this may run on a second thread.)
-  auto attempt = [](const std::vector<KernelSource>& part, std::string& error) {
+  auto attempt = [&cxx](const std::vector<KernelSource>& part, std::string& error) {
     try {
-      return build_module(part, error);
+      return build_module(part, cxx, error);
     } catch (const std::exception& e) {
       error = e.what();
       return false;
@@ -629,11 +632,12 @@ void advise_huge_pages(const Array& a) {
 #endif
 }
 
-// Runs `op`'s generated kernel for the variant these arrays make (compiling it if lowering did
-// not foresee it); false when generated code does not apply or failed to build, and then the
-// caller runs the interpreter. `keep` owns `op` (the variant cache holds it weakly).
-bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& keep, const std::vector<Array>& inputs,
-                   std::vector<Array>& outputs) {
+// Runs `op`'s generated kernel for the variant these arrays make (compiling it with `cxx` if
+// lowering did not foresee it); false when generated code does not apply or failed to build,
+// and then the caller runs the interpreter. `keep` owns `op` (the variant cache holds it
+// weakly; an op instance belongs to one compiled function, hence to one cxx).
+bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& keep, const std::string& cxx,
+                   const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   const Shape& full = outputs[0].shape();
   for (auto& o : outputs)
     if (o.shape() != full) return false;  // an output smaller than the region: interpreter
@@ -657,8 +661,8 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   if (!found) {  // a variant lowering did not foresee (prepare_fused_kernels): compiled alone
     try {
       const KernelSource k = kernel_source(op, v);
-      for (auto& e : build_kernels({k})) warn_compile_failed(e);
-      fn = find_kernel(k.symbol);
+      for (auto& e : build_kernels({k}, cxx)) warn_compile_failed(e);
+      fn = find_kernel(cxx, k.symbol);
     } catch (const Error& e) {
       warn_compile_failed(op.display() + ": " + e.what());
     }
@@ -699,9 +703,10 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   return true;
 }
 
-void interpret(const Composite& op, const graph::Apply& node, const std::vector<Array>& inputs,
+// The Composite's interpreter, for a variant generated code does not cover or when `cxx` is empty.
+void interpret(const Composite& op, const graph::Apply& node, const std::string& cxx, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) {
-  if (config().cxx.empty())
+  if (cxx.empty())
     warn_once("cxx", "config cxx is empty (no C++ compiler): Composite nodes run in the interpreter");
   ++g_interpreted;
   run_composite(op, node, inputs, outputs);
@@ -710,11 +715,12 @@ void interpret(const Composite& op, const graph::Apply& node, const std::vector<
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_cpu"; }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const Composite&>(node.op());
-    if (!config().cxx.empty() && run_generated(op, node.op_ptr(), inputs, outputs)) return;
-    interpret(op, node, inputs, outputs);
+    const std::string& cxx = options_of(plan).cxx;
+    if (!cxx.empty() && run_generated(op, node.op_ptr(), cxx, inputs, outputs)) return;
+    interpret(op, node, cxx, inputs, outputs);
   }
 };
 
@@ -723,13 +729,14 @@ class FusedKernel final : public Kernel {
 class FusedReduceKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_reduce_cpu"; }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
+    const std::string& cxx = options_of(plan).cxx;
     run_fused_reduce(op, node, inputs, outputs, [&](const std::vector<Array>& in, Array& out) {
       std::vector<Array> outs{out};
-      if (!config().cxx.empty() && run_generated(op.region(), op.region_ptr(), in, outs)) return;
-      interpret(op.region(), node, in, outs);
+      if (!cxx.empty() && run_generated(op.region(), op.region_ptr(), cxx, in, outs)) return;
+      interpret(op.region(), node, cxx, in, outs);
     });
   }
 };
@@ -903,8 +910,9 @@ std::string fused_source(const Composite& op, int rank, const std::vector<uint32
          "}\n";
 }
 
-void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
-  if (config().cxx.empty()) return;  // the interpreter runs; nothing to compile
+void prepare_fused_kernels(const std::vector<const graph::Apply*>& nodes, const KernelOptions& options) {
+  const std::string& cxx = options.cxx;
+  if (cxx.empty()) return;  // the interpreter runs; nothing to compile
   struct Pending {
     std::shared_ptr<const graph::Op> op;  // the Composite whose kernel this is
     std::string variant, symbol;
@@ -935,12 +943,18 @@ void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
     }
   }
   if (kernels.empty()) return;
-  for (auto& e : build_kernels(kernels)) warn_compile_failed(e);
+  for (auto& e : build_kernels(kernels, cxx)) warn_compile_failed(e);
   for (auto& p : pending) {
-    KernelFn fn = find_kernel(p.symbol);
+    KernelFn fn = find_kernel(cxx, p.symbol);
     std::lock_guard<std::mutex> lock(mc.mutex);
     mc.add_variant({p.op.get(), p.variant}, p.op, fn, /*first_only=*/true);
   }
+}
+
+void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
+  std::vector<const graph::Apply*> raw;
+  for (auto& node : nodes) raw.push_back(node.get());
+  prepare_fused_kernels(raw, KernelOptions::from_config());
 }
 
 std::string fused_cache_dir() { return detail::kernel_cache_dir("cpu"); }

@@ -1,6 +1,6 @@
-// Fused CPU kernels: a Composite's program compiled to C++ by the system compiler
-// (config().cxx), loaded with dlopen and cached on disk under config().compiledir. All the
-// kernels a lowered function needs go into one module, one compiler run
+// Fused CPU kernels: a Composite's program compiled to C++ by the system compiler (the
+// plan's KernelOptions::cxx), loaded with dlopen and cached on disk under config().compiledir.
+// All the kernels a lowered function needs go into one module, one compiler run
 // (prepare_fused_kernels); a FusedReduce's region is such a kernel too, run a chunk at a time.
 //
 // A kernel is specialised on the program (with its dtypes), the collapsed rank of the
@@ -39,7 +39,9 @@ void register_fused_kernels(CpuBackend& backend);
 /// kernel goes into one module (two, compiled by two processes at once, from 8 kernels on)
 /// cached on disk under a hash of the whole module. Kernels this process already loaded are
 /// left out. A variant seen at run time that was not foreseen is compiled alone when first
-/// run. Does nothing when config().cxx is empty. Called by compile::lower().
+/// run. Compiles with options.cxx; does nothing when it is empty. CpuBackend::prepare_batch.
+void prepare_fused_kernels(const std::vector<const graph::Apply*>& nodes, const KernelOptions& options);
+/// The same with the options config() holds now (compile::lower() until it calls prepare_batch).
 void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes);
 
 /// Counters of this process: modules compiled (the compiler ran), modules loaded from the

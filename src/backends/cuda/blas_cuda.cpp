@@ -12,7 +12,7 @@
 // several become a pointer-array batch whose pointers a tiny kernel writes on the device.
 //
 // Precision: float32 uses CUBLAS_COMPUTE_32F (IEEE FP32 multiply-adds, no TF32), unless
-// config().allow_tf32, which selects CUBLAS_COMPUTE_32F_FAST_TF32. The compute type is
+// the plan's allow_tf32, which selects CUBLAS_COMPUTE_32F_FAST_TF32. The compute type is
 // chosen per call (not as the handle's math mode), so the shared handle is never mutated.
 // cuBLAS is bitwise reproducible on one stream with a fixed workspace (cublas_handles.hpp).
 //
@@ -204,6 +204,7 @@ struct Ctx {
   const graph::Apply& node;
   int device;
   cudaStream_t stream;
+  const KernelOptions& options;  // the plan's
   std::string what() const { return node.describe(); }
 };
 
@@ -300,7 +301,7 @@ struct GemmArgs {
 void cublas_gemm(const Ctx& ctx, const GemmArgs& g) {
   cublasHandle_t h = cublas_handle(ctx.device);
   const cudaDataType_t type = cublas_data_type(g.dtype);
-  const cublasComputeType_t compute = gemm_compute_type(g.dtype);
+  const cublasComputeType_t compute = gemm_compute_type(g.dtype, ctx.options.allow_tf32);
   // Host scalars in the compute type's precision (read by cuBLAS during the call).
   const float af = static_cast<float>(g.alpha), bf = static_cast<float>(g.beta);
   const double ad = g.alpha, bd = g.beta;
@@ -334,7 +335,7 @@ void cublas_gemm(const Ctx& ctx, const GemmArgs& g) {
     sa.s[d] = g.batch.sa[d] * static_cast<int64_t>(item);
     sb.s[d] = g.batch.sb[d] * static_cast<int64_t>(item);
   }
-  cudaKernel_t k = cached_kernel("blas_pointers", ctx.device, pointer_source, kPointerKernel);
+  cudaKernel_t k = cached_kernel("blas_pointers", ctx.device, ctx.options.fmad, pointer_source, kPointerKernel);
   const void* pa = g.a;
   const void* pb = g.b;
   void* pc = g.out;
@@ -373,8 +374,8 @@ void int_matmul(const Ctx& ctx, DType t, const IntLaunch& p) {
   if (rank > kMaxBatchRank)
     throw NotImplementedError(ctx.what() + ": " + std::to_string(rank) + " batch dims (at most " +
                               std::to_string(kMaxBatchRank) + " on CUDA)");
-  cudaKernel_t k = cached_kernel("blas_int|" + std::string(dtype_tag(t)), ctx.device, [&] { return int_source(t); },
-                                 int_kernel_name(t));
+  cudaKernel_t k = cached_kernel("blas_int|" + std::string(dtype_tag(t)), ctx.device, ctx.options.fmad,
+                                 [&] { return int_source(t); }, int_kernel_name(t));
   DeviceShape bshape;
   DeviceStrides sa, sb;
   for (int d = 0; d < rank; ++d) {
@@ -433,7 +434,8 @@ class DotKernel final : public CudaKernel {
   std::string name() const override { return "cublas/nvrtc"; }
   Support supports(const graph::Apply& node) const override { return dtype_support(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const Array &a = inputs[0], &b = inputs[1];
     const DType t = a.dtype();
     std::vector<KernelSource> out;
@@ -448,12 +450,12 @@ class DotKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev)};
+    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
     const ops::GemmShape g = ops::dot_geometry(node, a.shape(), b.shape());
     if (out.size() == 0) return;
     if (g.k == 0) return zero_fill(ctx, out);
@@ -485,7 +487,8 @@ class BatchedMatmulKernel final : public CudaKernel {
   std::string name() const override { return "cublas/nvrtc"; }
   Support supports(const graph::Apply& node) const override { return dtype_support(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const Array &a = inputs[0], &b = inputs[1];
     const DType t = a.dtype();
     const ops::MatmulShape g = ops::matmul_shape(node, a.shape(), b.shape());
@@ -505,12 +508,12 @@ class BatchedMatmulKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev)};
+    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
     const ops::MatmulShape g = ops::matmul_shape(node, a.shape(), b.shape());
     if (out.size() == 0) return;
     if (g.k == 0) return zero_fill(ctx, out);
@@ -555,7 +558,8 @@ class GemmKernel final : public CudaKernel {
   std::string name() const override { return "cublas/nvrtc"; }
   Support supports(const graph::Apply& node) const override { return dtype_support(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
     const Array &c = inputs[0], &a = inputs[1], &b = inputs[2];
     const DType t = a.dtype();
@@ -576,14 +580,14 @@ class GemmKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
     const Array& c = inputs[0];
     Array a = inputs[1], b = inputs[2];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev)};
+    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
     const Shape out_shape = ops::gemm_output_shape(node, c.shape(), a.shape(), b.shape());
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     if (out.size() == 0) return;
@@ -621,7 +625,7 @@ class GemmKernel final : public CudaKernel {
       cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
                         .out = prod.data()});
     }
-    cudaKernel_t kern = cached_kernel("blas_gemm_epilogue|" + std::string(dtype_tag(t)), dev,
+    cudaKernel_t kern = cached_kernel("blas_gemm_epilogue|" + std::string(dtype_tag(t)), dev, ctx.options.fmad,
                                       [&] { return epilogue_source(t); }, epilogue_kernel_name(t));
     const void* pp = prod.defined() ? prod.data() : nullptr;
     const void* pc = c.data();

@@ -17,6 +17,9 @@ namespace theon::backends::cuda {
 namespace {
 
 constexpr unsigned kBlock = 256;
+// Copies and fills move bytes (an add at most): no a*b+c for fmad to contract, so their
+// kernels compile without it whatever the options say (KernelSource::fmad_applies).
+constexpr bool kNoFmad = false;
 // Rows at least this wide go through cudaMemcpy2DAsync (the copy engine path); narrower
 // rows are better served by the kernel, whose threads span rows.
 constexpr int64_t kMin2DRowBytes = 128;
@@ -150,7 +153,7 @@ KernelSource transpose_source(int unit, bool wide) {
        "        __syncthreads();\n"
        "      }\n"
        "}\n";
-  return {name, c, {name}};
+  return {name, c, {name}, /*fmad_applies=*/false};
 }
 
 void launch_transpose(const Layout& L, void* dst, const void* src, int device, const std::string& what) {
@@ -159,7 +162,7 @@ void launch_transpose(const Layout& L, void* dst, const void* src, int device, c
   long long sb = batched ? L.src[0] : 0, s1 = L.src.back(), db = batched ? L.dst[0] : 0, d0 = L.dst[L.rank() - 2];
   const bool wide = L.wide_index();
   const std::string name = transpose_name(L.unit, wide);
-  cudaKernel_t k = cached_kernel(name, device, [&] { return transpose_source(L.unit, wide); }, name);
+  cudaKernel_t k = cached_kernel(name, device, kNoFmad, [&] { return transpose_source(L.unit, wide); }, name);
   // One block per tile (the loops cover what the grid limits leave over).
   const dim3 grid(static_cast<unsigned>(std::min<long long>((cols + 31) / 32, 1 << 20)),
                   static_cast<unsigned>(std::min<long long>((rows + 31) / 32, 65535)),
@@ -179,7 +182,7 @@ void launch_strided(const Layout& L, bool add, DType dtype, void* dst, const voi
   const bool contig = L.dst_contiguous(), wide = L.wide_index();
   const std::string name = kernel_name(add, dtype, L.unit, rank, contig, wide);
   cudaKernel_t k = cached_kernel(
-      name, device, [&] { return strided_source(add, dtype, L.unit, rank, contig, wide); }, name);
+      name, device, kNoFmad, [&] { return strided_source(add, dtype, L.unit, rank, contig, wide); }, name);
   DeviceShape shape;
   DeviceStrides dst_st, src_st;
   for (int d = 0; d < rank; ++d) shape.d[d] = L.shape[d], dst_st.s[d] = L.dst[d], src_st.s[d] = L.src[d];
@@ -244,7 +247,7 @@ KernelSource strided_source(bool add, DType dtype, int unit, int rank, bool dst_
   if (add) c += "    dst[" + at + "] = theon::scalar::Add{}(dst[" + at + "], src[so]);\n";
   else c += "    dst[" + at + "] = src[so];\n";
   c += "  }\n}\n";
-  return {name, c, {name}};
+  return {name, c, {name}, /*fmad_applies=*/false};
 }
 
 Array device_empty(const Shape& shape, DType dtype, int device) {
@@ -327,7 +330,7 @@ KernelSource fill_source(int unit, bool wide) {
        "  const I total = (I)n, step = (I)gridDim.x * (I)blockDim.x;\n"
        "  for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < total; i += step) dst[i] = value;\n"
        "}\n";
-  return {name, c, {name}};
+  return {name, c, {name}, /*fmad_applies=*/false};
 }
 
 }  // namespace
@@ -352,7 +355,7 @@ void fill_value(const Array& dst, const Array& value, int device, const std::str
   long long n = dst.size() * u / w;
   const bool wide = !fits_int32(n, n);
   const std::string name = fill_name(w, wide);
-  cudaKernel_t k = cached_kernel(name, device, [&] { return fill_source(w, wide); }, name);
+  cudaKernel_t k = cached_kernel(name, device, kNoFmad, [&] { return fill_source(w, wide); }, name);
   void* p = dst.data();
   void* args[] = {&p, pattern, &n};
   launch(k, dim3(grid_for(n, kBlock, device)), dim3(kBlock), args, 0, stream, what);

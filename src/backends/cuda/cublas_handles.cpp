@@ -4,7 +4,6 @@
 #include "backends/cuda/cuda_kernel.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
 
-#include <theon/config.hpp>
 #include <theon/error.hpp>
 
 #include <map>
@@ -58,9 +57,9 @@ cudaDataType_t cublas_data_type(DType dtype) {
   throw NotImplementedError("cuBLAS has no GEMM for dtype " + std::string(dtype_name(dtype)));
 }
 
-cublasComputeType_t gemm_compute_type(DType dtype) {
+cublasComputeType_t gemm_compute_type(DType dtype, bool allow_tf32) {
   if (dtype == DType::Float64) return CUBLAS_COMPUTE_64F;
-  return config().allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
 }  // namespace theon::backends::cuda

@@ -5,7 +5,7 @@
 //
 // The handle keeps CUBLAS_DEFAULT_MATH and CUBLAS_ATOMICS_NOT_ALLOWED: callers pick the
 // precision per call with cublasGemmEx's compute type (gemm_compute_type), so the shared
-// handle is never reconfigured and a change of config().allow_tf32 takes effect at once.
+// handle is never reconfigured and each call follows its plan's allow_tf32.
 #pragma once
 #include <theon/dtype.hpp>
 
@@ -23,8 +23,9 @@ constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 cudaDataType_t cublas_data_type(DType dtype);
 
 /// The compute type for a GEMM in `dtype`: CUBLAS_COMPUTE_64F for float64; for float32
-/// CUBLAS_COMPUTE_32F (IEEE FP32 products and sums, no TF32) unless config().allow_tf32,
-/// which gives CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores, 10-bit mantissa inputs).
-cublasComputeType_t gemm_compute_type(DType dtype);
+/// CUBLAS_COMPUTE_32F (IEEE FP32 products and sums, no TF32) unless `allow_tf32` (the
+/// plan's KernelOptions::allow_tf32), which gives CUBLAS_COMPUTE_32F_FAST_TF32 (tensor
+/// cores, 10-bit mantissa inputs).
+cublasComputeType_t gemm_compute_type(DType dtype, bool allow_tf32);
 
 }  // namespace theon::backends::cuda

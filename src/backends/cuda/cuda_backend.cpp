@@ -72,12 +72,12 @@ int device_of(const std::vector<Array>& inputs, const std::vector<Array>& output
 
 cudaStream_t stream_of(int device) { return CudaRuntime::instance().stream(device); }
 
-cudaKernel_t cached_kernel(const std::string& signature, int device, const std::function<KernelSource()>& make,
-                           const std::string& kernel_name) {
+cudaKernel_t cached_kernel(const std::string& signature, int device, bool fmad,
+                           const std::function<KernelSource()>& make, const std::string& kernel_name) {
   static detail::CompileOnceCache<cudaKernel_t> cache;
-  // The compile options (config().fmad) choose the code too: a changed option loads anew.
-  const std::string key = std::to_string(device) + "|" + nvrtc_options_tag() + "|" + signature + "|" + kernel_name;
-  return cache.get(key, [&] { return get_kernel(make(), kernel_name, device); });
+  // The compile options choose the code too: another fmad loads anew.
+  const std::string key = std::to_string(device) + "|" + nvrtc_options_tag(fmad) + "|" + signature + "|" + kernel_name;
+  return cache.get(key, [&] { return get_kernel(make(), kernel_name, device, fmad); });
 }
 
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,

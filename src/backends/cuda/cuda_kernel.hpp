@@ -4,9 +4,12 @@
 //
 // Writing one (see elemwise_cuda.cpp):
 //   - supports(node): dtypes/props it handles, else a reason (placement shows it);
-//   - sources(node, inputs): generated code per dtype, rank and layout class, never per size;
-//   - run(): inputs and outputs are device arrays on one device (outputs contiguous, as
-//     infer_shape says; view outputs are set by the kernel); launch on stream(device).
+//   - sources(node, inputs, options): generated code per dtype, rank and layout class, never
+//     per size (prepare() compiles these when the function is compiled);
+//   - run(plan, ...): inputs and outputs are device arrays on one device (outputs contiguous,
+//     as infer_shape says; view outputs are set by the kernel); launch on stream(device);
+//     kernels come from cached_kernel() with options_of(plan).fmad, and every other option
+//     from options_of(plan), never from config().
 #pragma once
 #include "backends/backend.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
@@ -14,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,19 +30,29 @@ class CudaKernel : public Kernel {
   /// shapes): placement hands them over as host arrays instead of copying them to the GPU.
   virtual bool host_input(const graph::Apply&, int /*input*/) const { return false; }
   /// The NVRTC programs run() compiles for inputs like these (placeholder arrays with
-  /// dtypes, shapes and strides are enough; no data is read). Library-only kernels
-  /// (cuBLAS) return none.
-  virtual std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const = 0;
+  /// dtypes, shapes and strides are enough; no data is read) under `options` (deterministic
+  /// picks other kernels). Library-only kernels (cuBLAS) return none.
+  virtual std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                            const KernelOptions& options) const = 0;
+  /// The same under the options config() holds now (the NVRTC sweep, codegen tests).
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const;
+  /// Compiles and loads on info.device the kernels run() will use for info.inputs, through
+  /// the caches run() looks in, so its first call compiles nothing. Only when every input's
+  /// layout is known and the device is usable (without one, as in the NVRTC sweep's
+  /// plan-only lowering, nothing is compiled: the sweep batches its own compiles).
+  std::shared_ptr<KernelPlan> prepare(const graph::Apply& node, const PrepareInfo& info) const override;
 };
 
 /// The device a node's arrays live on (its first device array; cuda0 if none).
 int device_of(const std::vector<Array>& inputs, const std::vector<Array>& outputs);
 cudaStream_t stream_of(int device);
 
-/// Looks up a loaded kernel by `signature` (the family's own key: op, dtypes, rank, layout),
-/// making and compiling the source only on the first use per device.
-cudaKernel_t cached_kernel(const std::string& signature, int device, const std::function<KernelSource()>& make,
-                           const std::string& kernel_name);
+/// Looks up a loaded kernel by `signature` (the family's own key: op, dtypes, rank, layout)
+/// and `fmad` (the plan's KernelOptions::fmad: it changes the code), making and compiling the
+/// source only on the first use per device. That first use finds a kernel prepare() loaded
+/// (get_kernel's cache, by source) without compiling or loading it again.
+cudaKernel_t cached_kernel(const std::string& signature, int device, bool fmad,
+                           const std::function<KernelSource()>& make, const std::string& kernel_name);
 
 /// cudaLaunchKernel with error checking; `what` names the node for errors.
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes, cudaStream_t stream,

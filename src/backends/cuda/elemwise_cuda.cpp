@@ -247,7 +247,8 @@ class ElementwiseKernel final : public CudaKernel {
     return {true, "NVRTC elementwise"};
   }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const Program p = program_of(node);
     std::vector<Shape> shapes = node.op().infer_shape(node, inputs);
     std::vector<KernelSource> out;
@@ -261,9 +262,10 @@ class ElementwiseKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
+    const bool fmad = options_of(plan).fmad;
     const Program p = program_of(node);
     std::vector<Shape> shapes;
     for (auto& o : outputs) shapes.push_back(o.shape());
@@ -275,7 +277,8 @@ class ElementwiseKernel final : public CudaKernel {
       for (int o : group) ptrs.push_back(outputs[o].size() ? outputs[o].data() : nullptr);
       Layout l = layout_for(p, need, group, inputs, shapes[group[0]], ptrs);
       if (l.n == 0) continue;
-      cudaKernel_t k = cached_kernel(signature(p, group, l), device, [&] { return generate(p, group, l, kname); }, kname);
+      cudaKernel_t k =
+          cached_kernel(signature(p, group, l), device, fmad, [&] { return generate(p, group, l, kname); }, kname);
       // Arguments in the order of generate()'s parameter list.
       long long n = l.n;
       int vec = l.vector ? 1 : 0, rank = l.rank;

@@ -16,7 +16,10 @@ class GradientBlockKernel final : public CudaKernel {
            std::vector<Array>& outputs) const override {
     node.op().perform(node, inputs, outputs);  // outputs[0] = inputs[0]: a device array stays one
   }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&) const override { return {}; }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&,
+                                    const KernelOptions&) const override {
+    return {};
+  }
 };
 
 }  // namespace

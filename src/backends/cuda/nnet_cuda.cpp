@@ -430,9 +430,9 @@ KernelSource row_source(PerRow kind, DType t, DType l) {
 unsigned flat_grid(int64_t n, int device) { return grid_for(n, 256, device); }
 
 template <class... A>
-void launch_args(const KernelSource& src, const std::string& kernel, dim3 grid, dim3 block, int device,
+void launch_args(const KernelSource& src, const std::string& kernel, dim3 grid, dim3 block, int device, bool fmad,
                  const std::string& what, A&... args) {
-  cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, kernel);
+  cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
   void* ptrs[] = {static_cast<void*>(&args)...};
   launch(k, grid, block, ptrs, 0, stream_of(device), what);
 }
@@ -444,10 +444,10 @@ RowMode row_mode(int64_t n, int64_t elem_stride) {
   return n <= 1024 ? RowMode::Warp : RowMode::Block;
 }
 
-void launch_rows(RowMode mode, const KernelSource& src, const char* prefix, int64_t rows, int device,
+void launch_rows(RowMode mode, const KernelSource& src, const char* prefix, int64_t rows, int device, bool fmad,
                  const std::string& what, void** args) {
   const std::string kernel = std::string(prefix) + (mode == RowMode::Col ? "_col" : mode == RowMode::Warp ? "_warp" : "_block");
-  cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, kernel);
+  cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
   const int64_t threads = mode == RowMode::Col ? rows : mode == RowMode::Warp ? rows * 32 : rows * 256;
   launch(k, dim3(grid_for(threads, 256, device)), dim3(256), args, 0, stream_of(device), what);
 }
@@ -459,19 +459,20 @@ class SoftmaxKernel final : public CudaKernel {
   std::string name() const override { return "cuda_softmax"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Softmax&>(node.op());
-    return {softmax_source(inputs[0].dtype(), op.is_log(), plan(op, inputs[0]).kept.rank())};
+    return {softmax_source(inputs[0].dtype(), op.is_log(), lane_plan(op, inputs[0]).kept.rank())};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Softmax&>(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (out.size() == 0) return;
     const int device = device_of(inputs, outputs);
-    const LanePlan p = plan(op, in);
+    const LanePlan p = lane_plan(op, in);
     const KernelSource src = softmax_source(in.dtype(), op.is_log(), p.kept.rank());
     const void* ip = in.data();
     void* op_ = out.data();
@@ -480,12 +481,12 @@ class SoftmaxKernel final : public CudaKernel {
     DeviceStrides kin = device_strides(p.kept, 0), kout = device_strides(p.kept, 1);
     long long is = in.strides()[op.axis()], os = contiguous_strides(out.shape())[op.axis()];
     void* args[] = {&ip, &op_, &rows, &n, &ks, &kin, &kout, &is, &os};
-    launch_rows(row_mode(n, is), src, "softmax", rows, device, node.describe(), args);
+    launch_rows(row_mode(n, is), src, "softmax", rows, device, options_of(plan).fmad, node.describe(), args);
   }
 
  private:
   // Kept: every dim but the axis, with the input's and the (contiguous) output's strides.
-  static LanePlan plan(const ops::Softmax& op, const Array& in) {
+  static LanePlan lane_plan(const ops::Softmax& op, const Array& in) {
     std::vector<bool> mask(static_cast<size_t>(in.ndim()), false);
     mask[static_cast<size_t>(op.axis())] = true;
     return plan_lanes(in.shape(), {in.strides(), contiguous_strides(in.shape())}, mask);
@@ -497,11 +498,12 @@ class SoftmaxCrossentropyKernel final : public CudaKernel {
   std::string name() const override { return "cuda_softmax_xent"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {sxent_source(inputs[0].dtype(), inputs[1].dtype())};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &x = inputs[0], &labels = inputs[1];
     long long rows = x.shape()[0], classes = x.shape()[1];
@@ -513,7 +515,7 @@ class SoftmaxCrossentropyKernel final : public CudaKernel {
     void *loss = outputs[0].data(), *sm = outputs[1].data();
     long long rs = x.strides()[0], cs = x.strides()[1], ls = labels.strides()[0];
     void* args[] = {&xp, &lp, &loss, &sm, &err.ptr, &rows, &classes, &rs, &cs, &ls};
-    launch_rows(row_mode(classes, cs), src, "sxent", rows, device, node.describe(), args);
+    launch_rows(row_mode(classes, cs), src, "sxent", rows, device, options_of(plan).fmad, node.describe(), args);
     if (const int64_t r = first_bad_row(err, device); r >= 0)
       throw IndexError(fused_message(node, label_value(labels, r, device), r, classes, x.shape()));
   }
@@ -523,19 +525,20 @@ class CategoricalCrossentropyKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_crossentropy"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {row_source(PerRow::Xent, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &coding = inputs[0], &targets = inputs[1];
-    run_gather(PerRow::Xent, node, coding, targets, outputs[0], [&](int64_t label, int64_t row) {
+    run_gather(PerRow::Xent, options_of(plan).fmad, node, coding, targets, outputs[0], [&](int64_t label, int64_t row) {
       return crossentropy_message(node, label, row, coding.shape());
     });
   }
 
   template <class Message>
-  static void run_gather(PerRow kind, const graph::Apply& node, const Array& x, const Array& labels, Array& out,
+  static void run_gather(PerRow kind, bool fmad, const graph::Apply& node, const Array& x, const Array& labels, Array& out,
                          const Message& message) {
     long long rows = x.shape()[0], classes = x.shape()[1];
     if (rows == 0) return;
@@ -545,8 +548,8 @@ class CategoricalCrossentropyKernel final : public CudaKernel {
     const void *xp = x.data(), *lp = labels.data();
     void* op = out.data();
     long long rs = x.strides()[0], cs = x.strides()[1], ls = labels.strides()[0];
-    launch_args(src, "row_kernel", dim3(flat_grid(rows, device)), dim3(256), device, node.describe(), xp, lp, op,
-                err.ptr, rows, classes, rs, cs, ls);
+    launch_args(src, "row_kernel", dim3(flat_grid(rows, device)), dim3(256), device, fmad, node.describe(), xp, lp,
+                op, err.ptr, rows, classes, rs, cs, ls);
     if (const int64_t r = first_bad_row(err, device); r >= 0)
       throw IndexError(message(label_value(labels, r, device), r));
   }
@@ -556,16 +559,16 @@ class LabelGatherKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_label_gather"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {row_source(PerRow::Gather, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int64_t classes = inputs[0].shape()[1];
-    CategoricalCrossentropyKernel::run_gather(PerRow::Gather, node, inputs[0], inputs[1], outputs[0],
-                                              [&](int64_t label, int64_t row) {
-                                                return label_message(node, label, row, classes);
-                                              });
+    CategoricalCrossentropyKernel::run_gather(
+        PerRow::Gather, options_of(plan).fmad, node, inputs[0], inputs[1], outputs[0],
+        [&](int64_t label, int64_t row) { return label_message(node, label, row, classes); });
   }
 };
 
@@ -585,10 +588,11 @@ class SoftmaxCrossentropyGradKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_softmax_xent_grad"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {flat_source(Flat::SxentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &dy = inputs[0], &sm = inputs[1], &labels = inputs[2];
     long long rows = sm.shape()[0], classes = sm.shape()[1];
@@ -601,7 +605,7 @@ class SoftmaxCrossentropyGradKernel final : public CudaKernel {
                void* op = outputs[0].data();
                long long ds = dy.strides()[0], rs = sm.strides()[0], cs = sm.strides()[1], ls = labels.strides()[0];
                launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
-                           node.describe(), dp, sp, lp, op, err, rows, classes, ds, rs, cs, ls);
+                           options_of(plan).fmad, node.describe(), dp, sp, lp, op, err, rows, classes, ds, rs, cs, ls);
              });
   }
 };
@@ -610,10 +614,11 @@ class CrossentropyGradKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_crossentropy_grad"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {flat_source(Flat::XentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &gz = inputs[0], &p = inputs[1], &labels = inputs[2];
     long long rows = p.shape()[0], classes = p.shape()[1];
@@ -626,7 +631,7 @@ class CrossentropyGradKernel final : public CudaKernel {
                void* op = outputs[0].data();
                long long gs = gz.strides()[0], rs = p.strides()[0], cs = p.strides()[1], ls = labels.strides()[0];
                launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
-                           node.describe(), gp, pp, lp, op, err, rows, classes, gs, rs, cs, ls);
+                           options_of(plan).fmad, node.describe(), gp, pp, lp, op, err, rows, classes, gs, rs, cs, ls);
              });
   }
 };
@@ -635,10 +640,11 @@ class LabelScatterKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_label_scatter"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {flat_source(Flat::Scatter, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &v = inputs[0], &labels = inputs[2];
     Array& out = outputs[0];
@@ -652,7 +658,7 @@ class LabelScatterKernel final : public CudaKernel {
                void* op = out.data();
                long long vs = v.strides()[0], ls = labels.strides()[0];
                launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
-                           node.describe(), vp, lp, op, err, rows, classes, vs, ls);
+                           options_of(plan).fmad, node.describe(), vp, lp, op, err, rows, classes, vs, ls);
              });
   }
 };
@@ -661,10 +667,11 @@ class OneHotKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_one_hot"; }
   Support supports(const graph::Apply& node) const override { return check_node(node); }
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {flat_source(Flat::OneHot, node.output_raw(0)->type.dtype, inputs[0].dtype())};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& indices = inputs[0];
     Array& out = outputs[0];
@@ -678,7 +685,7 @@ class OneHotKernel final : public CudaKernel {
                void* op = out.data();
                long long ls = indices.strides()[0];
                launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
-                           node.describe(), lp, op, err, rows, classes, ls);
+                           options_of(plan).fmad, node.describe(), lp, op, err, rows, classes, ls);
              });
   }
 };

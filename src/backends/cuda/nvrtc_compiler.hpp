@@ -20,6 +20,9 @@ struct KernelSource {
   std::string name;  // for logs and errors ("elemwise_add_f32_r2")
   std::string code;
   std::vector<std::string> kernels;
+  /// False for code with no a*b+c to contract (copies, fills): it compiles with --fmad=false
+  /// whatever fmad is asked for, so one cubin serves every option set.
+  bool fmad_applies = true;
 };
 
 struct NvrtcStats {
@@ -32,20 +35,27 @@ struct NvrtcStats {
 /// The default architecture when no device is present (the GPU machine is an H100).
 constexpr int kDefaultArch = 90;
 
+// `fmad` is KernelOptions::fmad of the kernel that compiles (its plan's). The overloads
+// without it read config() now (options_of(nullptr)): for code outside any plan (tests).
+
 /// Compiles (or reads from the disk cache) the cubin of `source` for sm_<arch>. Throws
 /// DeviceError with NVRTC's log and the numbered source when it does not compile.
+std::string compile_cubin(const KernelSource& source, int arch, bool fmad);
 std::string compile_cubin(const KernelSource& source, int arch);
 
 /// The kernel `kernel` of `source`, compiled and loaded on `device` (cached per device).
+cudaKernel_t get_kernel(const KernelSource& source, const std::string& kernel, int device, bool fmad);
 cudaKernel_t get_kernel(const KernelSource& source, const std::string& kernel, int device);
 
 NvrtcStats nvrtc_stats();
 
 /// NVRTC's options for sm_<arch> (part of the cache key): IEEE float32, and --fmad=false
-/// unless config().fmad.
+/// unless `fmad`.
+std::vector<std::string> nvrtc_options(int arch, bool fmad);
 std::vector<std::string> nvrtc_options(int arch);
 /// A short tag of the option set nvrtc_options() depends on (for in-process kernel caches
 /// keyed by signature rather than by source hash).
+std::string nvrtc_options_tag(bool fmad);
 std::string nvrtc_options_tag();
 /// The compute capability (major*10+minor) of a device.
 int device_arch(int device);

@@ -75,23 +75,25 @@ class ReduceKernel final : public CudaKernel {
   std::string name() const override { return "cuda_reduce"; }
   Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
     if (op.reduce_kind() == ops::ReduceKind::Count) return {count_source(node.output_raw(0)->type.dtype)};
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     const int device = device_of(inputs, outputs);
+    const bool fmad = options_of(plan).fmad;
     int64_t count = 1;
     for (int a : op.axes()) count *= in.shape()[a];
     if (op.reduce_kind() == ops::ReduceKind::Count) {
       const KernelSource src = count_source(out.dtype());
-      cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "reduce_count");
+      cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, "reduce_count");
       void* p = out.data();
       long long v = count;
       void* args[] = {&p, &v};
@@ -100,7 +102,7 @@ class ReduceKernel final : public CudaKernel {
     }
     // As the CPU loop: mean = sum * (1 / count), NaN for an empty reduction.
     const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
-    run_reduce(geometry(node, in), in, out, scale, device, node.describe());
+    run_reduce(geometry(node, in), in, out, scale, device, fmad, node.describe());
   }
 
  private:
@@ -118,14 +120,16 @@ class SumToKernel final : public CudaKernel {
   std::string name() const override { return "cuda_reduce"; }
   Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {reduce_source(geometry(inputs[0], inputs[1].shape()).spec)};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
-    run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, node.describe());
+    run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad,
+               node.describe());
   }
 
  private:
@@ -182,11 +186,12 @@ class CumulativeKernel final : public CudaKernel {
     if (s.ok) s.reason = "one thread per lane";
     return s;
   }
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const DType in = inputs[0].dtype();
     return {cumulative_source(ops::Cumulative::of(node.op())->reduce_kind(), in, ops::cumulative_dtype(in))};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Cumulative& op = *ops::Cumulative::of(node.op());
     const Array& in = inputs[0];
@@ -212,7 +217,7 @@ class CumulativeKernel final : public CudaKernel {
     void* o = out.data();
     const int device = device_of(inputs, outputs);
     const KernelSource src = cumulative_source(op.reduce_kind(), in.dtype(), out.dtype());
-    cudaKernel_t k = cached_kernel(src.name, device, [&] { return src; }, "scan_lanes");
+    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "scan_lanes");
     void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &reverse};
     const unsigned block = 128;
     launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
@@ -225,14 +230,15 @@ class ArgMaxKernel final : public CudaKernel {
   std::string name() const override { return "cuda_reduce"; }
   Support supports(const graph::Apply& node) const override { return check_dtypes_and_rank(node); }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
-    run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, node.describe());
+    run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad, node.describe());
   }
 
  private:
@@ -298,13 +304,14 @@ class FusedReduceKernel final : public CudaKernel {
     return {true, "generated fused reduction"};
   }
 
-  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
     const RegionCode region = region_code(op.region());
     return {reduce_source(geometry(node, inputs).spec, &region)};
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
     const ReduceGeometry g = geometry(node, inputs);
@@ -313,7 +320,8 @@ class FusedReduceKernel final : public CudaKernel {
     for (int a : op.axes()) count *= full[a];
     const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
     const RegionCode region = region_code(op.region());
-    run_reduce(g, inputs, outputs[0], scale, device_of(inputs, outputs), node.describe(), &region);
+    run_reduce(g, inputs, outputs[0], scale, device_of(inputs, outputs), options_of(plan).fmad, node.describe(),
+               &region);
   }
 
  private:

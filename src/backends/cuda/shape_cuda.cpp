@@ -2,7 +2,7 @@
 // metadata only, no launch), Reshape (a view whenever NumPy's no-copy rule allows, else a
 // strided copy), Shape, Alloc (fill), Join, AdvancedSubtensor1 (take: a gather),
 // IncSubtensor and AdvancedIncSubtensor1 (set/inc into a copy of x; repeated indices
-// accumulate through atomics, or deterministically with config().deterministic).
+// accumulate through atomics, or deterministically with the plan's deterministic option).
 //
 // Host values: the sizes of Alloc, the bounds of Subtensor/IncSubtensor and Reshape's shape
 // vector decide output shapes, so they are read on the host (infer_shape reads them before
@@ -20,7 +20,6 @@
 #include "ops/shape.hpp"
 #include "ops/subtensor.hpp"
 
-#include <theon/config.hpp>
 #include <theon/error.hpp>
 
 #include <algorithm>
@@ -120,7 +119,9 @@ class ViewKernel final : public CudaKernel {
            std::vector<Array>& outputs) const override {
     node.op().perform(node, host_values(inputs, 1), outputs);
   }
-  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&) const override { return {}; }
+  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&, const KernelOptions&) const override {
+    return {};
+  }
 };
 
 // ---- Reshape --------------------------------------------------------------------------
@@ -175,7 +176,8 @@ class ReshapeKernel final : public CudaKernel {
     copy_strided(x, c, dev, node.describe());
     outputs[0] = Array(c.buffer(), x.dtype(), shape, contiguous_strides(shape));
   }
-  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     // The target shape is a value; run() copies only when x is not contiguous (the copy
     // goes to a contiguous array of x's shape, then is viewed with the new shape).
     const Array& x = inputs[0];
@@ -204,7 +206,7 @@ KernelSource write_i64_source() {
 class ShapeKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_shape"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     if (outputs[0].on_host()) {
       node.op().perform(node, inputs, outputs);
@@ -213,7 +215,7 @@ class ShapeKernel final : public CudaKernel {
     const bool size = graph::op_as<ops::ShapeOf>(node.op()).size();
     std::vector<int64_t> values = size ? std::vector<int64_t>{inputs[0].size()} : inputs[0].shape();
     const int dev = device_of(inputs, outputs);
-    cudaKernel_t k = cached_kernel("theon_write_i64", dev, write_i64_source, "theon_write_i64");
+    cudaKernel_t k = cached_kernel("theon_write_i64", dev, options_of(plan).fmad, write_i64_source, "theon_write_i64");
     for (size_t at = 0; at < values.size(); at += kMaxRank) {
       DeviceShape v;
       int n = static_cast<int>(std::min<size_t>(kMaxRank, values.size() - at));
@@ -223,7 +225,7 @@ class ShapeKernel final : public CudaKernel {
       launch(k, dim3(1), dim3(32), args, 0, stream_of(dev), node);
     }
   }
-  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&) const override {
+  std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&, const KernelOptions&) const override {
     return {write_i64_source()};
   }
 };
@@ -247,7 +249,8 @@ class AllocKernel final : public CudaKernel {
     if (v.on_host() && v.size() == 1) fill_value(out, v, dev, node.describe());
     else copy_strided(v, out, dev, node.describe());
   }
-  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     // The sizes are values: use the static dims, and elsewhere the value's dim (or 3).
     const Array& v = inputs[0];
     const auto& dims = node.output_raw(0)->type.dims;
@@ -276,7 +279,8 @@ class JoinKernel final : public CudaKernel {
     const int dev = device_of(inputs, outputs);
     for (auto& [in, dst] : slices(node, inputs, outputs[0])) copy_strided(in, dst, dev, node.describe());
   }
-  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const Array out = placeholder(node.op().infer_shape(node, inputs)[0], inputs[0].dtype());
     std::vector<KernelSource> all;
     for (auto& [in, dst] : slices(node, inputs, out)) add_unique(all, copy_sources(in, dst));
@@ -338,7 +342,8 @@ std::string index_error(const Apply& node, int idx_input, int64_t index, int axi
 // The indices as a contiguous int64 device array, negative ones wrapped, each checked
 // against x's size along `axis` (IndexError before anything is written). Host indices are
 // checked on the host; device ones by a kernel whose flag is copied back (one sync).
-Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Shape& x_shape, int dev) {
+Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Shape& x_shape, int dev,
+                      bool fmad) {
   const int64_t n = x_shape[axis], m = idx.size();
   if (m == 0) return device_empty({0}, DType::Int64, dev);
   if (idx.on_host()) {
@@ -356,7 +361,7 @@ Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int ax
   Array bad = device_empty({1}, DType::Int64, dev);
   const cudaStream_t stream = stream_of(dev);
   check_call(cudaMemsetAsync(bad.data(), 0xff, sizeof(long long), stream), "cudaMemsetAsync", what);
-  cudaKernel_t k = cached_kernel(wrap_name(idx.dtype()), dev, [&] { return wrap_source(idx.dtype()); },
+  cudaKernel_t k = cached_kernel(wrap_name(idx.dtype()), dev, fmad, [&] { return wrap_source(idx.dtype()); },
                                  wrap_name(idx.dtype()));
   void* o = out.data();
   const void* ip = ic.data();
@@ -472,12 +477,13 @@ class TakeKernel final : public CudaKernel {
     return input == 1;  // indices: checked (and wrapped) on the host, then uploaded, with no sync
   }
   std::string name() const override { return "cuda_take"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const int dev = device_of(inputs, outputs);
+    const bool fmad = options_of(plan).fmad;
     const Array x0 = on_device(inputs[0], dev);  // a host x (a constant table) is uploaded
-    const Array idx = prepare_indices(node, inputs[1], 1, axis, x0.shape(), dev);
+    const Array idx = prepare_indices(node, inputs[1], 1, axis, x0.shape(), dev, fmad);
     Array& out = outputs[0];
     if (out.size() == 0) return;
     Grouped g = group_axis(x0, axis, axis + 1);
@@ -485,7 +491,7 @@ class TakeKernel final : public CudaKernel {
     const TakeLayout t = take_layout(g, idx.size(), itemsize(x0.dtype()), reinterpret_cast<uintptr_t>(g.array.data()),
                                      reinterpret_cast<uintptr_t>(out.data()));
     const std::string kname = take_name(t.unit, t.wide);
-    cudaKernel_t k = cached_kernel(kname, dev, [&] { return take_source(t.unit, t.wide); }, kname);
+    cudaKernel_t k = cached_kernel(kname, dev, fmad, [&] { return take_source(t.unit, t.wide); }, kname);
     void* o = out.data();
     const void* xp = g.array.data();
     const void* ip = idx.data();
@@ -493,7 +499,8 @@ class TakeKernel final : public CudaKernel {
     void* args[] = {&o, &xp, &ip, &m, &inner, &so, &sn, &si, &total};
     launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream_of(dev), node);
   }
-  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const Array& x = inputs[0];
     std::vector<KernelSource> all = index_sources(inputs[1]);
@@ -616,9 +623,9 @@ KernelSource scatter_source(IncMode mode, DType dtype, bool wide) {
   return {name, c, {name}};
 }
 
-IncMode inc_mode(bool set, DType dtype) {
+IncMode inc_mode(bool set, DType dtype, const KernelOptions& options) {
   if (set) return IncMode::Set;
-  if (is_float(dtype) && config().deterministic) return IncMode::Deterministic;
+  if (is_float(dtype) && options.deterministic) return IncMode::Deterministic;
   return IncMode::Atomic;
 }
 
@@ -652,16 +659,17 @@ class AdvancedIncKernel final : public CudaKernel {
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
     const int axis = op.axis();
     const bool set = op.set();
     const int dev = device_of(inputs, outputs);
+    const KernelOptions& options = options_of(plan);
     const std::string what = node.describe();
     const Array& x = inputs[0];
     node.op().infer_shape(node, inputs);  // y must broadcast to the region (shapes only)
-    const Array idx = prepare_indices(node, inputs[2], 2, axis, x.shape(), dev);
+    const Array idx = prepare_indices(node, inputs[2], 2, axis, x.shape(), dev, options.fmad);
     Array& out = outputs[0];
     copy_strided(x, out, dev, what);
     const Shape region = take_shape(x.shape(), inputs[2].shape(), axis);
@@ -670,7 +678,7 @@ class AdvancedIncKernel final : public CudaKernel {
     const Array yb = on_device(inputs[1], dev).broadcast_to(region);
     Grouped y = group_axis(yb, axis, axis_end);
     if (y.copied) y.array = contiguous_on_device(yb, dev, what);
-    const IncMode mode = inc_mode(set, x.dtype());
+    const IncMode mode = inc_mode(set, x.dtype(), options);
     const ScatterLayout s = scatter_layout(mode, x.shape(), axis, y);
     const cudaStream_t stream = stream_of(dev);
     Array last = device_empty({1}, DType::Int64, dev);  // unused by the atomic path
@@ -678,7 +686,7 @@ class AdvancedIncKernel final : public CudaKernel {
       last = device_empty({s.n}, DType::Int64, dev);
       check_call(cudaMemsetAsync(last.data(), 0xff, static_cast<size_t>(s.n) * 8, stream), "cudaMemsetAsync",
                  what);  // -1: not indexed
-      cudaKernel_t mk = cached_kernel("theon_mark_last", dev, mark_last_source, "theon_mark_last");
+      cudaKernel_t mk = cached_kernel("theon_mark_last", dev, options.fmad, mark_last_source, "theon_mark_last");
       void* lp = last.data();
       const void* ip = idx.data();
       long long m = s.m;
@@ -686,7 +694,8 @@ class AdvancedIncKernel final : public CudaKernel {
       launch(mk, dim3(grid_for(m, kBlock, dev)), dim3(kBlock), margs, 0, stream, what);
     }
     const std::string kname = scatter_name(mode, x.dtype(), s.wide);
-    cudaKernel_t k = cached_kernel(kname, dev, [&] { return scatter_source(mode, x.dtype(), s.wide); }, kname);
+    cudaKernel_t k =
+        cached_kernel(kname, dev, options.fmad, [&] { return scatter_source(mode, x.dtype(), s.wide); }, kname);
     void* o = out.data();
     const void* yp = y.array.data();
     const void* ip = idx.data();
@@ -695,7 +704,8 @@ class AdvancedIncKernel final : public CudaKernel {
     void* args[] = {&o, &yp, &ip, &lp, &m, &n, &inner, &yso, &ysm, &ysi, &total};
     launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream, what);
   }
-  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions& options) const override {
     const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
     const int axis = op.axis();
     const bool set = op.set();
@@ -709,7 +719,7 @@ class AdvancedIncKernel final : public CudaKernel {
                                                               : placeholder(region, x.dtype());
     Grouped y = group_axis(yb, axis, axis + inputs[2].ndim());
     if (y.copied) add_unique(all, copy_sources(yb, placeholder(region, x.dtype())));
-    const IncMode mode = inc_mode(set, x.dtype());
+    const IncMode mode = inc_mode(set, x.dtype(), options);
     if (mode != IncMode::Atomic) add_unique(all, {mark_last_source()});
     add_unique(all, {scatter_source(mode, x.dtype(), scatter_layout(mode, x.shape(), axis, y).wide)});
     return all;
@@ -759,7 +769,8 @@ class IncSubtensorKernel final : public CudaKernel {
     if (set) copy_strided(inputs[1], region, dev, what);
     else add_strided(inputs[1], region, dev, what);
   }
-  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs) const override {
+  std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
     // Bound values are data: symbolic slice bounds are taken as absent, symbolic integer
     // indices as 0 (the layout class, not the sizes, decides the kernel).
     ops::IndexSpec spec = graph::op_as<ops::IncSubtensor>(node.op()).spec();

@@ -5,6 +5,7 @@
 #include <theon/theon.hpp>
 
 #include "backends/cpu/fused_cpu.hpp"
+#include "graph/node.hpp"
 #include "ops/composite.hpp"
 #include "util/process.hpp"
 
@@ -227,6 +228,69 @@ TEST(FusedCpu, SourceIsSpecialisedOnPatternNotSize) {
   EXPECT_NE(s2.find("vec_tanh(s0, p0, len);"), std::string::npos) << s2;
   EXPECT_EQ(s2.find("p0[i] ="), std::string::npos) << s2;
   EXPECT_EQ(s2.find("3000"), std::string::npos);
+}
+
+// ---- the options come from the kernel's plan (frozen when a function is compiled) ------
+
+// y = x * x + x over float32 vectors, as a Composite node.
+graph::VarPtr composite_node() {
+  using ops::ScalarOpId;
+  auto op = std::make_shared<ops::Composite>(
+      std::vector<DType>{DType::Float32},
+      std::vector<ops::CompositeInstr>{{ScalarOpId::Mul, DType::Float32, {0, 0}},
+                                       {ScalarOpId::Add, DType::Float32, {1, 0}}},
+      std::vector<int>{2});
+  graph::TensorType type;
+  type.dtype = DType::Float32;
+  type.dims = {-1};
+  return graph::make_output(op, {tensor::vector("x").node()}, type);
+}
+
+backends::KernelPlan plan_with_cxx(const std::string& cxx) {
+  backends::KernelOptions o = backends::KernelOptions::from_config();
+  o.cxx = cxx;
+  return backends::KernelPlan(o);
+}
+
+// Runs the node's CPU kernel with `plan` and checks y = x * x + x.
+void run_with(const backends::KernelPlan* plan, const graph::Apply& node, const Array& x) {
+  std::vector<Array> out{Array::empty(x.shape(), DType::Float32)};
+  backends::cpu_backend().kernel(node).run(plan, node, {x}, out);
+  const std::vector<float> xs = x.to_vector<float>(), ys = out[0].to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(ys[i], xs[i] * xs[i] + xs[i]) << i;
+}
+
+TEST(FusedCpu, APlanWithoutACompilerInterpretsWhateverConfigSays) {
+  CompilerOn on(cache_root() + "-plan-nocxx");  // config().cxx = "c++"
+  graph::VarPtr y = composite_node();
+  const backends::KernelPlan plan = plan_with_cxx("");
+  Array x = Array::randn({100}, 5, DType::Float32);
+  const auto before = fused_stats();
+  run_with(&plan, *y->owner, x);
+  EXPECT_EQ(fused_stats().interpreted_calls, before.interpreted_calls + 1);
+  EXPECT_EQ(fused_stats().compiled, before.compiled);
+}
+
+TEST(FusedCpu, PrepareBatchCompilesWithThePlansCompilerSoRunCompilesNothing) {
+  const std::string root = cache_root() + "-plan-cxx";
+  CompilerOn on(root);
+  config().cxx = "";  // the plan's compiler is used, not this
+  graph::VarPtr y = composite_node();
+  const backends::KernelPlan plan = plan_with_cxx("c++");
+  const auto before = fused_stats();
+  backends::cpu_backend().prepare_batch({y->owner}, plan_with_cxx("").options());
+  EXPECT_EQ(fused_stats().compiled + fused_stats().loaded_from_disk, before.compiled + before.loaded_from_disk)
+      << "no compiler: prepare_batch does nothing";
+  backends::cpu_backend().prepare_batch({y->owner}, plan.options());
+  const auto prepared = fused_stats();
+  EXPECT_EQ(prepared.compiled + prepared.loaded_from_disk, before.compiled + before.loaded_from_disk + 1);
+  Array x = Array::randn({100}, 6, DType::Float32);
+  run_with(&plan, *y->owner, x);
+  EXPECT_EQ(fused_stats().interpreted_calls, prepared.interpreted_calls) << "generated code ran";
+  EXPECT_EQ(fused_stats().compiled, prepared.compiled) << "prepare_batch compiled the kernel run() needed";
+  EXPECT_EQ(fused_stats().loaded_from_disk, prepared.loaded_from_disk);
+  std::error_code ec;
+  fs::remove_all(root, ec);
 }
 
 }  // namespace
