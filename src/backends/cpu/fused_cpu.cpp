@@ -951,12 +951,6 @@ void prepare_fused_kernels(const std::vector<const graph::Apply*>& nodes, const 
   }
 }
 
-void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes) {
-  std::vector<const graph::Apply*> raw;
-  for (auto& node : nodes) raw.push_back(node.get());
-  prepare_fused_kernels(raw, KernelOptions::from_config());
-}
-
 std::string fused_cache_dir() { return detail::kernel_cache_dir("cpu"); }
 
 FusedStats fused_stats() { return {g_compiled.load(), g_loaded.load(), g_interpreted.load()}; }

@@ -41,8 +41,6 @@ void register_fused_kernels(CpuBackend& backend);
 /// left out. A variant seen at run time that was not foreseen is compiled alone when first
 /// run. Compiles with options.cxx; does nothing when it is empty. CpuBackend::prepare_batch.
 void prepare_fused_kernels(const std::vector<const graph::Apply*>& nodes, const KernelOptions& options);
-/// The same with the options config() holds now (compile::lower() until it calls prepare_batch).
-void prepare_fused_kernels(const std::vector<graph::ApplyPtr>& nodes);
 
 /// Counters of this process: modules compiled (the compiler ran), modules loaded from the
 /// disk cache, and variants that fell back to the interpreter because of a failure.
