@@ -2,6 +2,9 @@
 
 #include <theon/config.hpp>
 
+#include <map>
+#include <mutex>
+
 namespace theon::backends {
 
 KernelOptions KernelOptions::from_config() {
@@ -21,9 +24,43 @@ const KernelOptions& options_of(const KernelPlan* plan) {
   return now;
 }
 
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<Device::Kind, BackendProvider> providers;
+};
+
+// The built-in backends are registered on first use.
+Registry& registry() {
+  static Registry* r = [] {
+    auto* made = new Registry();  // never destroyed: kernels may run at exit
+    made->providers[Device::Kind::CPU] = [](bool) { return &cpu_backend(); };
+    made->providers[Device::Kind::CUDA] = [](bool even_without_device) { return cuda_backend(even_without_device); };
+    return made;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+BackendProvider register_backend(Device::Kind kind, BackendProvider provider) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::swap(r.providers[kind], provider);
+  return provider;
+}
+
 Backend* backend_for(Device device, bool even_without_device) {
-  if (device.is_cpu()) return &cpu_backend();
-  return cuda_backend(even_without_device);
+  BackendProvider provider;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.providers.find(device.kind);
+    if (it == r.providers.end()) return nullptr;
+    provider = it->second;
+  }
+  return provider(even_without_device);
 }
 
 }  // namespace theon::backends

@@ -38,7 +38,7 @@ bool small_integer(const graph::Variable& v) {
 
 // Where one node runs, given whether it is shape arithmetic.
 NodePlacement place_node(const graph::Apply& node, const LoweringTarget& target, bool host_shape_work) {
-  const backends::Backend* cpu = &backends::cpu_backend();
+  const backends::Backend* cpu = backends::backend_for(Device::cpu());
   if (auto* transfer = graph::op_if<ops::Transfer>(node.op()))
     return {transfer->target(), cpu, "an explicit transfer", false};  // the CPU's Transfer kernel copies anywhere
   if (!target.fallback_reason.empty()) return {Device::cpu(), cpu, "fallback: " + target.fallback_reason, false};

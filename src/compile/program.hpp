@@ -17,6 +17,7 @@ namespace theon::compile {
 
 struct Thunk {
   graph::ApplyPtr node;
+  const backends::Backend* backend = nullptr;  // whose kernel it is
   const backends::Kernel* kernel = nullptr;
   std::shared_ptr<backends::KernelPlan> plan;  // from kernel->prepare() when the program was built
   Device dev;          // where it runs; its outputs are allocated there

@@ -65,6 +65,7 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
     t.op = node->op().display();
     t.provenance = provenance_of(*node);
+    t.backend = where.backend;
     t.kernel = &where.backend->kernel(*node);
     t.kernel_name = t.kernel->name();
     for (auto& in : node->inputs()) t.inputs.push_back(slot_of(in));
@@ -133,17 +134,15 @@ void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool
   for (size_t k = 0; k < prog.thunks.size(); ++k) {
     Thunk& t = prog.thunks[k];
     for (size_t o = 0; o < t.outputs.size(); ++o) view_output[t.node->output_raw(static_cast<int>(o))] = t.output_is_view[o];
-    if (t.dev.is_cpu() || t.is_transfer) {
-      batches[&backends::cpu_backend()].push_back(t.node.get());
-      continue;
-    }
+    if (!plan_only) batches[t.backend].push_back(t.node.get());  // plan-only lowering compiles nothing
+    if (t.dev.is_cpu() || t.is_transfer) continue;  // prepared after their batch, below
     if (plan_only) {
-      t.plan = std::make_shared<backends::KernelPlan>(prog.options);
+      t.plan = std::make_shared<backends::KernelPlan>(prog.options);  // no device to load on
       continue;
     }
     device_thunks.push_back(k);
   }
-  // The CPU batch (a compiler run) overlaps the device kernels' compiles.
+  // The batches (the CPU's is a compiler run) overlap the device kernels' compiles.
   std::vector<std::future<void>> batch_runs;
   for (auto& [backend, nodes] : batches)
     batch_runs.push_back(std::async(device_thunks.empty() ? std::launch::deferred : std::launch::async,
@@ -161,7 +160,7 @@ void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool
       }
     }
   };
-  const size_t workers = std::min<size_t>(device_thunks.size(), std::max(2u, std::thread::hardware_concurrency()));
+  const size_t workers = std::min<size_t>(device_thunks.size(), std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
   std::vector<std::future<void>> device_runs;
   for (size_t w = 1; w < workers; ++w) device_runs.push_back(std::async(std::launch::async, prepare_some));
   prepare_some();

@@ -1,6 +1,6 @@
 #include "compile/transfers.hpp"
 
-#include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "ops/transfer.hpp"
 
 #include <map>
@@ -27,7 +27,8 @@ int insert_transfers(graph::FunctionGraph& fgraph, Placement& placement, const H
       graph::VarPtr& copy = copies[{in.get(), wanted.str()}];
       if (!copy) {
         copy = ops::transfer(in, wanted);
-        placement[copy->owner] = {wanted, &backends::cpu_backend(),
+        // The CPU backend's Transfer kernel copies between any two devices (through DeviceOps).
+        placement[copy->owner] = {wanted, backends::backend_for(Device::cpu()),
                                   "input " + in->label() + " of " + node->op().display() + " lives on " + lives.str(),
                                   false};
       }

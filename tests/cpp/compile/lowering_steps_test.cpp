@@ -95,6 +95,36 @@ TEST(Place, GpuTargetKeepsShapeArithmeticOnTheHost) {
   EXPECT_EQ(placement_of(p, *fg, graph::OpKind::Elemwise).backend, gpu->gpu);
 }
 
+// A backend that supports nothing, registered for CUDA devices: placement asks the registry's
+// backend, and every node falls back with that backend's reason.
+class RefusingBackend final : public backends::Backend {
+ public:
+  std::string name() const override { return "refusing"; }
+  backends::Support available() const override { return {true, ""}; }
+  backends::Support supports(const graph::Apply& node) const override {
+    return {false, "the refusing backend has no kernel for " + node.op().name()};
+  }
+  const backends::Kernel& kernel(const graph::Apply&) const override { throw InternalError("no kernels"); }
+};
+
+TEST(Place, AsksTheRegisteredBackendOfTheDevice) {
+  static RefusingBackend refusing;
+  auto previous = backends::register_backend(Device::Kind::CUDA, [](bool) { return &refusing; });
+  Var x = tensor::vector("x");
+  auto fg = graph_of({x}, {tensor::exp(x)});
+  compile::LowerOptions o;
+  o.device = "cuda0";
+  const auto target = compile::resolve_target(o);
+  const auto p = compile::place(*fg, target);
+  backends::register_backend(Device::Kind::CUDA, previous);
+  EXPECT_EQ(target.gpu, &refusing);
+  const compile::NodePlacement& exp = p.at(fg->nodes()[0].get());
+  EXPECT_TRUE(exp.device.is_cpu());
+  EXPECT_TRUE(exp.fallback);
+  EXPECT_EQ(exp.reason, "fallback: the refusing backend has no kernel for Elemwise");
+  EXPECT_EQ(exp.backend, backends::backend_for(Device::cpu()));
+}
+
 TEST(PlaceLeaves, InputsWhereTheCallersArraysAreConstantsWithTheirFirstReader) {
   auto gpu = gpu_target();
   if (!gpu) GTEST_SKIP() << "the CUDA backend is not built";

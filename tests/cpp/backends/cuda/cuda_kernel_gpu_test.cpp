@@ -156,5 +156,33 @@ TEST_F(CudaKernelPrepare, TheIndexAddIsDeterministicWhenItsPlanSaysSo) {
   for (size_t k = 0; k < c.size(); ++k) ASSERT_EQ(c[k], g[k]) << "element " << k;
 }
 
+// The same through function(): lowering prepares every thunk, so a function compiled for the
+// GPU has its kernels compiled and loaded before its first call, which compiles nothing.
+TEST_F(CudaKernelPrepare, AFunctionCompilesItsKernelsWhenItIsCompiled) {
+  config().fmad = true;  // kernels no other test compiled
+  Var a = tensor::dmatrix("a"), b = tensor::dmatrix("b");
+  Var y = tensor::sum(tensor::tanh(a * b - a), std::vector<int>{1}) + tensor::max(b * 3.0, std::vector<int>{1});
+  const NvrtcStats before = nvrtc_stats();
+  const std::string device = config().device, on_fallback = config().on_fallback;
+  config().device = "cuda0";
+  config().on_fallback = "raise";
+  Function f = function({a, b}, {y});
+  config().device = device;
+  config().on_fallback = on_fallback;
+  config().fmad = false;  // frozen in f: its kernels keep fmad
+  const NvrtcStats compiled = nvrtc_stats();
+  EXPECT_GT(compiles(compiled), compiles(before)) << "function() compiled the kernels";
+  const Array av = Array::randn({5, 7}, 1, DType::Float64), bv = Array::randn({5, 7}, 2, DType::Float64);
+  const Array got = f({av, bv})[0];
+  const NvrtcStats called = nvrtc_stats();
+  EXPECT_EQ(compiles(called), compiles(compiled)) << "the first call compiled a kernel";
+  EXPECT_EQ(called.loaded, compiled.loaded) << "the first call loaded a kernel";
+  Var a64 = tensor::dmatrix("a"), b64 = tensor::dmatrix("b");
+  const Array want = function({a64, b64}, {tensor::sum(tensor::tanh(a64 * b64 - a64), std::vector<int>{1}) +
+                                              tensor::max(b64 * 3.0, std::vector<int>{1})},
+                              {.mode = "none"})({av, bv})[0];
+  EXPECT_TRUE(allclose(got, want, 1e-12, 1e-12));
+}
+
 }  // namespace
 }  // namespace theon::backends::cuda
