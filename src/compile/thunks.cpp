@@ -28,13 +28,28 @@ void add_members(const ops::Composite& region, std::vector<std::string>& members
 
 runtime::Provenance provenance_of(const graph::Apply& node) {
   runtime::Provenance p;
-  for (int i = 0; i < node.num_outputs(); ++i) p.user_names.push_back(graph::user_label(*node.output_raw(i)));
-  if (auto* composite = graph::op_if<ops::Composite>(node.op())) add_members(*composite, p.fused_members);
-  if (auto* fused = graph::op_if<ops::FusedReduce>(node.op())) {
+  const auto* composite = graph::op_if<ops::Composite>(node.op());
+  const auto* fused = graph::op_if<ops::FusedReduce>(node.op());
+  if (composite) add_members(*composite, p.fused_members);
+  if (fused) {
     add_members(fused->region(), p.fused_members);
     p.fused_members.emplace_back(ops::reduce_kind_name(fused->reduce_kind()));
   }
+  // The user's expression of an unnamed fused output would spell out the whole region (a
+  // deep chain: megabytes, and deep recursion): its members say what it computes.
+  const bool fused_node = composite || fused;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    const graph::Variable& v = *node.output_raw(i);
+    p.user_names.push_back(fused_node && v.name.empty() ? v.label() : graph::user_label(v));
+  }
   return p;
+}
+
+std::string observer_label(const graph::Apply& node, const runtime::Provenance& provenance) {
+  const graph::OpKind kind = node.op().kind();
+  if (kind != graph::OpKind::Composite && kind != graph::OpKind::FusedReduce) return node.op().display();
+  // Bounded, unlike display() (the whole region's expression).
+  return std::string(graph::kind_name(kind)) + "{" + std::to_string(provenance.fused_members.size()) + " ops}";
 }
 
 void build_thunks(Program& prog, const Placement& placement, const Homes& homes) {
@@ -63,8 +78,8 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.device = where.device.str();
     t.reason = where.reason;
     t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
-    t.op = node->op().display();
     t.provenance = provenance_of(*node);
+    t.op = observer_label(*node, t.provenance);
     t.backend = where.backend;
     t.kernel = &where.backend->kernel(*node);
     t.kernel_name = t.kernel->name();

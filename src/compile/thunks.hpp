@@ -15,6 +15,8 @@ void build_thunks(Program& program, const Placement& placement, const Homes& hom
 /// Where a node's work comes from, in the user's terms (its outputs' names, the scalar ops a
 /// fused node stands for): what the observer and errors show.
 runtime::Provenance provenance_of(const graph::Apply& node);
+/// The op as the observer shows it: its display, or a bounded form for fused nodes.
+std::string observer_label(const graph::Apply& node, const runtime::Provenance& provenance);
 
 void copy_constants_to_devices(Program& program);
 
