@@ -14,6 +14,7 @@
 #include "ops/random.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 namespace theon {
@@ -27,6 +28,13 @@ constexpr int64_t kMaxSeed = int64_t{1} << 32;
 void check_seed(int64_t seed, const std::string& what) {
   if (seed < 0 || seed >= kMaxSeed)
     throw ValueError(what + ": the seed must be in [0, 2^32), got " + std::to_string(seed));
+}
+
+// A number as a message shows it: 1.5, 0.3, 1e-07.
+std::string number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
 }
 
 // How messages show a value the user passed: its name, or its value when a small constant.
@@ -80,12 +88,12 @@ Var checked_probabilities(const Var& p, bool rows_sum_to_one, const std::string&
       for (int64_t j = 0; j < k; ++j) {
         const double pj = v.item(r * k + j);
         if (!(pj >= 0.0 && pj <= 1.0))
-          throw ValueError(what + ": " + name + " must be in [0, 1], got " + std::to_string(pj));
+          throw ValueError(what + ": " + name + " must be in [0, 1], got " + number(pj));
         total += pj;
       }
       if (rows_sum_to_one && !(std::fabs(total - 1.0) <= kSumTolerance))
         throw ValueError(what + ": " + name + (v.ndim() > 1 ? " row " + std::to_string(r) : std::string()) +
-                         " sums to " + std::to_string(total) + ", not 1 (within 1e-5)");
+                         " sums to " + number(total) + ", not 1 (within 1e-5)");
     }
     return pf;
   }
