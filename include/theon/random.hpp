@@ -29,6 +29,7 @@ class RandomSize {
  public:
   RandomSize(std::initializer_list<int64_t> dims);
   RandomSize(const std::vector<int64_t>& dims);
+  RandomSize(std::initializer_list<Var> dims);
   RandomSize(std::vector<Var> dims);
   RandomSize(const Var& shape_vector);
   const std::vector<Var>& dims() const { return dims_; }

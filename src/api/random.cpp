@@ -109,6 +109,7 @@ RandomSize::RandomSize(std::initializer_list<int64_t> dims) : RandomSize(std::ve
 RandomSize::RandomSize(const std::vector<int64_t>& dims) {
   for (int64_t n : dims) dims_.push_back(as_var(n));
 }
+RandomSize::RandomSize(std::initializer_list<Var> dims) : dims_(dims) {}
 RandomSize::RandomSize(std::vector<Var> dims) : dims_(std::move(dims)) {}
 RandomSize::RandomSize(const Var& shape_vector) {
   if (!shape_vector.defined() || shape_vector.ndim() != 1 || shape_vector.static_shape()[0] < 0 ||

@@ -213,7 +213,7 @@ TEST(RandomStreams, EachCallDrawsNewNumbersAndTheStateCountsCalls) {
   Function f = function({}, {u});
   const std::vector<double> a = values(f({})[0]), b = values(f({})[0]);
   EXPECT_NE(a, b);
-  const SharedVar state = rng.state_update_of(u).first;
+  SharedVar state = rng.state_update_of(u).first;
   EXPECT_EQ(state.get_value().to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
   // Setting the state back replays the first call.
   state.set_value(Array::from_vector<int64_t>({1, 0}));
@@ -271,8 +271,7 @@ TEST(RandomStreams, SymbolicSizesAndShapeVectors) {
   RandomStreams rng(2);
   const Var x = tensor::matrix("x", DType::Float32);
   const Var n = tensor::lscalar("n");
-  Function f = function({x, n}, {rng.normal(x.shape(), 0.0, 1.0), rng.uniform({n, int64_t{2}})});
-  // (RandomSize from a std::vector<Var> of int scalars.)
+  Function f = function({x, n}, {rng.normal(x.shape(), 0.0, 1.0), rng.uniform({n, as_var(int64_t{2})})});
   const std::vector<Array> r = f({Array::zeros({3, 4}, DType::Float32), Array::scalar(5, DType::Int64)});
   EXPECT_EQ(r[0].shape(), (Shape{3, 4}));
   EXPECT_EQ(r[1].shape(), (Shape{5, 2}));
