@@ -205,6 +205,37 @@ TEST(RandomStreams, PermutationAndChoiceWithoutReplacementAreDistinct) {
   EXPECT_LT(chi_square(w, {0.1, 0.6, 0.3}), chi_critical(2));
 }
 
+TEST(RandomStreams, ElementIIsPhiloxOfSeedStreamCallsAndI) {
+  // Large enough for the CPU loop's threads: the values depend on the element index only.
+  RandomStreams rng(77);
+  rng.uniform({3});  // stream 0
+  const Var u = rng.uniform({100003}, 0.0, 1.0, DType::Float32), z = rng.normal({5}, 0.0, 1.0, DType::Float64);
+  Function f = function({}, {u, z});
+  f({});
+  const std::vector<Array> r = f({});  // calls = 1
+  const std::vector<float> got = r[0].to_vector<float>();
+  for (int64_t i = 0; i < 100003; ++i) {
+    const random::Block b = random::draw_block(77, 1, 1, static_cast<uint64_t>(i / 4));
+    ASSERT_EQ(got[i], random::uniform_float32(b.w[i % 4])) << i;
+  }
+  const std::vector<double> normal = r[1].to_vector<double>();
+  for (int64_t i = 0; i < 5; ++i)
+    EXPECT_EQ(normal[i], random::normal_of_block(random::draw_block(77, 2, 1, static_cast<uint64_t>(i / 2)), i % 2));
+}
+
+TEST(RandomStreams, GradientsReachTheParameters) {
+  RandomStreams rng(6);
+  const Var mu = tensor::dscalar("mu"), sigma = tensor::dscalar("sigma");
+  const Var z = rng.normal({4}, mu, sigma, DType::Float64);
+  const std::vector<Var> g = grad(tensor::sum(z), {mu, sigma});
+  const std::vector<Array> r = function({mu, sigma}, {g[0], g[1], z})({Array::scalar(1.0, DType::Float64),
+                                                                       Array::scalar(2.0, DType::Float64)});
+  EXPECT_EQ(r[0].item(), 4.0);  // d/dmu sum(mu + sigma z) = 4
+  double sum_standard = 0;      // d/dsigma = sum z_standard = sum (z - mu) / sigma
+  for (double v : values(r[2])) sum_standard += (v - 1.0) / 2.0;
+  EXPECT_NEAR(r[1].item(), sum_standard, 1e-12);
+}
+
 // ---- state, seeding, default updates ----
 
 TEST(RandomStreams, EachCallDrawsNewNumbersAndTheStateCountsCalls) {
