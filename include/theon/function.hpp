@@ -37,6 +37,11 @@ struct FunctionOptions {
   /// copies when needed). Host outputs are otherwise copied after all of a call's GPU
   /// work, into pinned blocks, and waited for once.
   bool outputs_on_device = false;
+  /// Theano's default updates: a shared variable the graph reads that has a default update
+  /// (a random stream's state) gets it unless `updates` names the variable, or
+  /// no_default_updates is set, or it is listed in no_default_updates_of.
+  bool no_default_updates = false;
+  std::vector<SharedVar> no_default_updates_of = {};
 };
 
 /// One node of a compiled program, as explain() prints it.

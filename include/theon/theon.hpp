@@ -8,5 +8,6 @@
 #include <theon/grad.hpp>
 #include <theon/kernel_cache.hpp>
 #include <theon/printing.hpp>
+#include <theon/random.hpp>
 #include <theon/tensor.hpp>
 #include <theon/var.hpp>

@@ -45,7 +45,8 @@ void init_function(nb::module_& m) {
                        const std::vector<std::pair<SharedVar, Var>>& updates,
                        const std::vector<std::pair<Var, Var>>& givens, const std::string& mode,
                        const std::string& name, const std::string& on_unused_input, bool allow_input_downcast,
-                       bool outputs_on_device) {
+                       bool outputs_on_device, bool no_default_updates,
+                       const std::vector<SharedVar>& no_default_updates_of) {
     FunctionOptions o;
     o.updates = updates;
     o.givens = givens;
@@ -54,10 +55,13 @@ void init_function(nb::module_& m) {
     o.on_unused_input = on_unused_input;
     o.allow_input_downcast = allow_input_downcast;
     o.outputs_on_device = outputs_on_device;
+    o.no_default_updates = no_default_updates;
+    o.no_default_updates_of = no_default_updates_of;
     return function(inputs, outputs, o);
   }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("updates"), nb::arg("givens"), nb::arg("mode") = "",
      nb::arg("name") = "", nb::arg("on_unused_input") = "raise", nb::arg("allow_input_downcast") = false,
-     nb::arg("outputs_on_device") = false);
+     nb::arg("outputs_on_device") = false, nb::arg("no_default_updates") = false,
+     nb::arg("no_default_updates_of") = std::vector<SharedVar>{});
 }
 
 }  // namespace theon::py

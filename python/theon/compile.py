@@ -280,8 +280,18 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
             raise TheonTypeError(f"function(updates=...): {s!r} is not a shared variable")
         ups.append((s._v, _v(v)))
     gv = [(_v(a), _v(b)) for a, b in _pairs(givens, "givens")]
+    # no_default_updates: True skips every default update (a random stream's state advance),
+    # a list of shared variables skips theirs.
+    if isinstance(no_default_updates, (list, tuple)):
+        for s in no_default_updates:
+            if not isinstance(s, SharedVariable):
+                raise TheonTypeError(f"function(no_default_updates=...): {s!r} is not a shared variable")
+        skip_all, skip = False, [s._v for s in no_default_updates]
+    else:
+        skip_all, skip = bool(no_default_updates), []
     fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
-                        name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device))
+                        name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device),
+                        skip_all, skip)
     f = Function(fn, ins, single, allow_input_downcast)
     f.maker.outputs = out_vars
     return f

@@ -133,13 +133,9 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
       throw TypeError(label() + ": update target '" + t->label() + "' is not a shared variable");
     if (!updated.insert(t->storage.get()).second)
       throw ValueError(label() + ": shared variable '" + t->label() + "' is updated twice");
-    if (v->type.dtype != t->type.dtype || v->type.ndim() != t->type.ndim())
-      throw TypeError(label() + ": the update of '" + t->label() + "' (" + t->type.str() + ") has type " +
-                      v->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
-    outputs_.push_back(v);
-    update_targets_.push_back(t->storage);
-    update_lock_order_.push_back(t->storage.get());
+    add_update(t, v);
   }
+  if (!options.no_default_updates) add_default_updates(options, updated);
   std::sort(update_lock_order_.begin(), update_lock_order_.end(), std::less<>());
   for (auto& [old_v, new_v] : options.givens) {
     if (!old_v.defined() || !new_v.defined()) throw ValueError(label() + ": a givens entry has an undefined Var");
@@ -165,6 +161,38 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   // On a GPU, place now: nodes that cannot run there are reported when the function is
   // compiled (on_fallback), not at its first call.
   if (lower_options_.device != "cpu" && lower_options_.fallback_reason.empty()) program_for(generic_inputs());
+}
+
+void FunctionImpl::add_update(const graph::VarPtr& t, const graph::VarPtr& v) {
+  if (v->type.dtype != t->type.dtype || v->type.ndim() != t->type.ndim())
+    throw TypeError(label() + ": the update of '" + t->label() + "' (" + t->type.str() + ") has type " +
+                    v->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
+  outputs_.push_back(v);
+  update_targets_.push_back(t->storage);
+  update_lock_order_.push_back(t->storage.get());
+}
+
+void FunctionImpl::add_default_updates(const FunctionOptions& options,
+                                       std::unordered_set<const graph::SharedStorage*>& updated) {
+  for (const SharedVar& s : options.no_default_updates_of)
+    if (s.defined() && s.node()->storage) updated.insert(s.node()->storage.get());
+  // Walk everything the function computes; a default update added is walked too (it may read
+  // other shared variables with default updates).
+  std::unordered_set<const graph::Variable*> seen;
+  std::vector<graph::VarPtr> stack(outputs_.begin(), outputs_.end());
+  while (!stack.empty()) {
+    const graph::VarPtr v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v.get()).second) continue;
+    if (v->owner)
+      for (const auto& in : v->owner->inputs()) stack.push_back(in);
+    if (v->kind != graph::VarKind::Shared || updated.count(v->storage.get())) continue;
+    const graph::VarPtr update = v->default_update.lock();
+    if (!update) continue;
+    updated.insert(v->storage.get());
+    add_update(v, update);
+    stack.push_back(update);
+  }
 }
 
 void FunctionImpl::report_fallbacks(const compile::Program& program) {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace theon::detail {
@@ -50,6 +51,12 @@ class FunctionImpl {
 
  private:
   const std::string& label() const { return label_; }
+  /// Adds `value` as the update of shared variable `target` (TypeError when it changes the
+  /// dtype or rank).
+  void add_update(const graph::VarPtr& target, const graph::VarPtr& value);
+  /// Adds the default update of every shared variable the outputs and updates read (and their
+  /// default updates read) that `updated` does not hold and options do not exclude.
+  void add_default_updates(const FunctionOptions& options, std::unordered_set<const graph::SharedStorage*>& updated);
   /// Applies on_fallback to a program with nodes that could not run on the requested device.
   void report_fallbacks(const compile::Program& program);
   /// Moves the shared variables `program` reads on a device there (an explicit step after

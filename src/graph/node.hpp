@@ -53,6 +53,10 @@ class Variable {
   Array constant;                          // the value, for constants
   bool weak = false;                       // a literal: weak in type promotion (NEP 50)
   std::shared_ptr<SharedStorage> storage;  // for shared variables
+  /// For a shared variable: the update function() applies when the caller gives none
+  /// (Theano's default_update; a random state's next state). Weak, since the update's graph
+  /// holds this variable: it lives as long as a graph that reads the variable through it.
+  std::weak_ptr<Variable> default_update;
   uint64_t id = next_id();                 // creation order, for stable printing
 
   /// Name for messages: the user's name, else a generated one ("<float32 matrix #12>").

@@ -413,4 +413,6 @@ from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
 
 from . import extra_ops, nnet, sharedvar  # noqa: E402
 
+from . import shared_randomstreams  # noqa: E402  (theano.tensor.shared_randomstreams)
+
 __all__ = [n for n in dir() if not n.startswith("_")]

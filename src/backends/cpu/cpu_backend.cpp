@@ -14,6 +14,7 @@ CpuBackend::CpuBackend() {
   register_reduce_loops(*this);
   register_shape_loops(*this);
   register_nnet_loops(*this);
+  register_random_loops(*this);
   register_blas_kernels(*this);
   register_matmul_kernels(*this);
   register_fused_kernels(*this);

@@ -2,7 +2,7 @@
 // declare semantics (src/ops/); these files implement them (elemwise_cpu: Elemwise and the
 // Composite interpreter; reduce_cpu: Reduce, SumTo, ArgMax, FusedReduce; blas_reference:
 // Dot, Gemm, BatchedMatmul loops; shape_cpu: Join, Alloc, indexing, set/inc, Transfer and
-// the views; nnet_cpu: softmax and the crossentropy family). The faster kernels beside them
+// the views; nnet_cpu: softmax and the crossentropy family; random_cpu: RandomDraw). The faster kernels beside them
 // (BLAS, generated fused modules) fall back to these loops. The op harness compares them
 // with float64 references of its own (tests/cpp/op_harness), never with these.
 #pragma once
@@ -45,6 +45,7 @@ void register_elemwise_loops(CpuBackend& backend);
 void register_reduce_loops(CpuBackend& backend);
 void register_shape_loops(CpuBackend& backend);
 void register_nnet_loops(CpuBackend& backend);
+void register_random_loops(CpuBackend& backend);
 
 /// Runs scalar op `op` elementwise over `inputs` into `out` (strided, broadcasting).
 void run_elemwise(ops::ScalarOpId op, const std::vector<Array>& inputs, Array& out);

@@ -18,6 +18,7 @@ CudaBackend::CudaBackend() {
   register_shape_kernels(*this);
   register_blas_kernels(*this);
   register_grad_kernels(*this);
+  register_random_kernels(*this);
 }
 
 Support CudaBackend::available() const {

@@ -15,6 +15,7 @@
 #include "graph/op.hpp"
 #include "graph/op_kind.hpp"
 #include "ops/argmax.hpp"
+#include "ops/assert.hpp"
 #include "ops/blas.hpp"
 #include "ops/composite.hpp"
 #include "ops/dimshuffle.hpp"
@@ -26,6 +27,7 @@
 #include "ops/matmul.hpp"
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
+#include "ops/random.hpp"
 #include "ops/reduce.hpp"
 #include "ops/registry.hpp"
 #include "ops/shape.hpp"
@@ -119,6 +121,13 @@ const std::map<OpKind, Note>& notes() {
       {OpKind::DisconnectedGrad,
        {{"tests/cpp/autodiff/grad_test.cpp", "tests/cpp/backends/cuda/grad_gpu_test.cpp"},
         "`disconnected_grad(x)`: x forward (a view), no gradient"}},
+      {OpKind::RandomDraw,
+       {{"tests/cpp/ops/random_test.cpp", "tests/cpp/backends/cuda/random_gpu_test.cpp"},
+        "made by RandomStreams (`theon/random.hpp`): the standard uniform or normal draw and the next state; "
+        "the same bits on both backends"}},
+      {OpKind::Assert,
+       {{"tests/cpp/ops/random_test.cpp", "tests/cpp/backends/cuda/random_gpu_test.cpp"},
+        "checks of values known at run time (random parameters); conditions read on the host"}},
   };
   return n;
 }
@@ -198,14 +207,22 @@ const std::map<OpKind, Builder>& representatives() {
     m[OpKind::LabelScatter] = [](DType d) { return label_scatter(vec(d, "v"), mat(d, "like"), labels()); };
     m[OpKind::ZeroGrad] = [](DType d) { return zero_grad(Var(mat(d))).node(); };
     m[OpKind::DisconnectedGrad] = [](DType d) { return disconnected_grad(Var(mat(d))).node(); };
+    m[OpKind::RandomDraw] = [](DType d) {
+      return random_draw(random::Distribution::Uniform, in(DType::Int64, {2}, "state"), {in(DType::Int64, {}, "n")},
+                         d, 0, "uniform")
+          .first;
+    };
+    m[OpKind::Assert] = [](DType d) { return assert_op(mat(d), {in(DType::Bool, {}, "ok")}, "ok must hold"); };
     return m;
   }();
   return reps;
 }
 
-// The dtype a node of `kind` is filed under: its first input's (the data), OneHot's output's.
+// The dtype a node of `kind` is filed under: its first input's (the data), OneHot's and
+// RandomDraw's output's.
 DType node_dtype(const graph::Apply& node) {
-  if (node.op().kind() == OpKind::OneHot || node.inputs().empty()) return node.output_raw(0)->type.dtype;
+  const OpKind k = node.op().kind();
+  if (k == OpKind::OneHot || k == OpKind::RandomDraw || node.inputs().empty()) return node.output_raw(0)->type.dtype;
   return node.inputs()[0]->type.dtype;
 }
 

@@ -1,0 +1,138 @@
+"""theon.tensor.shared_randomstreams: Theano's RandomStreams, on Theon's one random engine.
+
+Each call (``uniform``, ``normal``, ...) makes a random variable with its own state, a shared
+int64 vector ``[seed, calls]`` (``out.rng``), whose default update advances it every time a
+function that draws the variable is called (``theon.function(..., no_default_updates=True)``
+keeps it). The numbers are Philox4x32-10 of (seed, the variable's creation index, calls,
+element index): identical on the CPU and the GPU, but not Theano's (docs/guide/random.md).
+``theon.sandbox.rng_mrg.MRG_RandomStreams`` is the same engine with the MRG signatures.
+"""
+import numbers
+
+import numpy as np
+
+from .. import _core
+from .._variable import SharedVariable, TensorVariable, as_tensor_variable
+from ..errors import TheonTypeError
+
+__all__ = ["RandomStreams"]
+
+_DEFAULT_SEED = 12345
+
+
+def _param(x):
+    """A Var for a distribution parameter (Python numbers stay weak literals)."""
+    return as_tensor_variable(x)._v
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    if dtype == "floatX":
+        from ..configparser import config
+        return str(config.floatX)
+    return np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+
+
+class RandomStreams:
+    """Theano's theano.tensor.shared_randomstreams.RandomStreams(seed)."""
+
+    def __init__(self, seed=None, **_ignored):
+        self._seed = _DEFAULT_SEED if seed is None else int(seed)
+        self._r = _core.RandomStreams(self._seed)
+
+    # ---- state ---------------------------------------------------------------------------
+    def seed(self, seed=None):
+        """Reseeds every random variable made so far (their call counts restart at 0)."""
+        self._seed = _DEFAULT_SEED if seed is None else int(seed)
+        self._r.seed(self._seed)
+
+    @property
+    def state_updates(self):
+        """(state, next state) of every random variable, in creation order."""
+        return [(SharedVariable(s), TensorVariable(n)) for s, n in self._r.state_updates()]
+
+    def updates(self):
+        return self.state_updates
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _size(self, size, ndim, params, what):
+        """(list of size Vars, or None; the shape vector Var, or None) for the C++ call."""
+        if size is None:
+            # Theano: the shape the parameters broadcast to.
+            shape = None
+            vs = [as_tensor_variable(p) for p in params]
+            b = vs[0]
+            for v in vs[1:]:
+                b = b + v
+            dims, shape = ([], None) if b.ndim == 0 else (None, b.shape)
+        elif isinstance(size, TensorVariable):
+            if size.ndim != 1:
+                raise TheonTypeError(f"{what}: size {size} must be an int vector or a tuple of sizes")
+            dims, shape = None, size
+        else:
+            if isinstance(size, (numbers.Integral, np.integer)):
+                size = (size,)
+            size = tuple(size.tolist() if isinstance(size, np.ndarray) else size)
+            for s in size:
+                if isinstance(s, (numbers.Integral, np.integer)) and s < 0:
+                    raise ValueError(f"{what}: negative size {s} in size={size}")
+            dims, shape = [as_tensor_variable(s, dtype=None if isinstance(s, TensorVariable) else "int64")._v
+                           for s in size], None
+        if ndim is not None and dims is not None and len(dims) != ndim:
+            raise ValueError(f"{what}: ndim={ndim} but size has {len(dims)} dimension(s)")
+        return (dims or []), (shape._v if shape is not None else None)
+
+    def _wrap(self, v):
+        """The random variable, with Theano's attributes: .rng (its state), .update."""
+        out = TensorVariable(v)
+        state, nxt = self._r.state_update_of(v)
+        out.rng = SharedVariable(state)
+        out.update = (out.rng, TensorVariable(nxt))
+        return out
+
+    # ---- distributions (Theano's signatures) ----------------------------------------------
+    def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+        dims, shape = self._size(size, ndim, [low, high], "uniform")
+        return self._wrap(self._r.uniform(dims, shape, _param(low), _param(high), _dtype_name(dtype)))
+
+    def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False):
+        if truncate:
+            raise NotImplementedError("normal(truncate=True) is not available in Theon")
+        dims, shape = self._size(size, ndim, [avg, std], "normal")
+        return self._wrap(self._r.normal(dims, shape, _param(avg), _param(std), _dtype_name(dtype)))
+
+    def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None, nstreams=None):
+        if prob is not None:
+            p = prob
+        if not isinstance(n, (numbers.Integral, np.integer)):
+            raise TheonTypeError(f"binomial: n must be a Python int in Theon, got {n!r}")
+        dims, shape = self._size(size, ndim, [p], "binomial")
+        return self._wrap(self._r.binomial(dims, shape, int(n), _param(p), _dtype_name(dtype)))
+
+    def random_integers(self, size=None, low=0, high=1, ndim=None, dtype="int64"):
+        dims, shape = self._size(size, ndim, [low, high], "random_integers")
+        return self._wrap(self._r.random_integers(dims, shape, _param(low), _param(high), _dtype_name(dtype)))
+
+    def choice(self, size=None, a=2, replace=True, p=None, ndim=None, dtype="int64"):
+        if not isinstance(a, (numbers.Integral, np.integer)):
+            raise TheonTypeError(f"choice: a must be an int (draws from range(a)) in Theon, got {a!r}")
+        dims, shape = self._size(() if size is None else size, ndim, [], "choice")
+        pv = None if p is None else as_tensor_variable(p)._v
+        return self._wrap(self._r.choice(dims, shape, int(a), bool(replace), pv, _dtype_name(dtype)))
+
+    def permutation(self, size=None, n=1, ndim=None, dtype="int64"):
+        if size not in (None, (), []):
+            raise NotImplementedError("permutation(size=...) (several permutations) is not available in Theon")
+        return self._wrap(self._r.permutation(int(n), _dtype_name(dtype)))
+
+    def multinomial(self, size=None, n=1, pvals=None, ndim=None, dtype="int64", nstreams=None):
+        if pvals is None:
+            pvals = [[0.5, 0.5]]
+        pv = as_tensor_variable(pvals)
+        if pv.ndim != 1:
+            return self._wrap(self._r.multinomial(pv._v, int(n), _dtype_name(dtype)))
+        one = self._wrap(self._r.multinomial(pv.dimshuffle("x", 0)._v, int(n), _dtype_name(dtype)))
+        out = one[0]
+        out.rng, out.update = one.rng, one.update
+        return out
