@@ -445,8 +445,8 @@ void add_shape_cases(std::vector<Case>& cases) {
   add_reshape_cases(cases);
   add_join_cases(cases);
   add_shape_value_cases(cases);
-  add_index_cases(cases);
   add_arange_cases(cases);
+  add_index_cases(cases);
 }
 
 }  // namespace theon::testing
