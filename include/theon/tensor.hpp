@@ -14,6 +14,12 @@
 
 namespace theon::tensor {
 
+/// A scalar operand given as a Var or as a C++ number (a weak literal, as in expressions).
+struct ScalarArg : Var {
+  ScalarArg(const Var& v) : Var(v) {}
+  template <Scalar S> ScalarArg(S s) : Var(as_var(s)) {}
+};
+
 // ---- variables (dtype defaults to config().floatX at the time of the call) ----
 Var scalar(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
 Var vector(const std::string& name = "", std::optional<DType> dtype = std::nullopt);
@@ -75,10 +81,28 @@ struct Axes : std::optional<std::vector<int>> {
 // false), generated from their theon/ops.def rows (below).
 
 // ---- products ----
-/// Vectors and matrices (Theano's dot).
+/// Theano's dot: vectors and matrices as numpy.dot; a scalar scales the other operand; higher
+/// ranks sum over a's last axis and b's second-to-last (tensordot(a, b, {{a.ndim-1}, {b.ndim-2}})).
 Var dot(const Var& a, const Var& b);
 /// numpy.matmul: batched over leading dims, which broadcast; vectors promoted as NumPy does.
 Var matmul(const Var& a, const Var& b);
+/// numpy.tensordot: sums over a's last `axes` axes and b's first `axes`, or over a_axes[i] of
+/// a paired with b_axes[i] of b (negative axes count from the end). The result's dims are a's
+/// other dims, then b's.
+Var tensordot(const Var& a, const Var& b, int axes = 2);
+Var tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes, const std::vector<int>& b_axes);
+/// Theano's batched_dot: a[i] . b[i] for each i of the leading (batch) axis: (B, m, k) x (B, k, n)
+/// -> (B, m, n); (B, k) operands act as vectors; a (B,) operand scales the other's rows.
+Var batched_dot(const Var& a, const Var& b);
+/// tensordot per batch element: axis 0 of both is the batch axis, the axes listed are summed.
+Var batched_tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes, const std::vector<int>& b_axes);
+/// Theano's outer: the outer product of x and y, both flattened: (x.size, y.size).
+Var outer(const Var& x, const Var& y);
+/// x with `n_ones` broadcastable dims added in front / at the end; one inserted at `axis`
+/// (negative counts from the end of the result: -1 appends).
+Var shape_padleft(const Var& x, int n_ones = 1);
+Var shape_padright(const Var& x, int n_ones = 1);
+Var shape_padaxis(const Var& x, int axis);
 
 // ---- shape ----
 Var transpose(const Var& x, std::vector<int> axes = {});
@@ -111,6 +135,13 @@ Var ones_like(const Var& x, std::optional<DType> dtype = std::nullopt);
 /// A tensor of `shape` filled with scalar `value` (Theano's alloc); shape entries symbolic.
 Var alloc(const Var& value, const std::vector<Var>& shape);
 Var alloc(const Var& value, const std::vector<int64_t>& shape);
+/// numpy.arange / Theano's T.arange: start, stop and step are scalars (symbolic or numbers);
+/// the dtype defaults to Theano's rule (integers give int64, floats their promoted float dtype,
+/// literal floats floatX). A step of 0 is a ValueError (when the function runs if symbolic).
+///   tensor::arange(n); tensor::arange(1, n, 2); tensor::arange(0.0, 1.0, 0.1, DType::Float64)
+Var arange(const ScalarArg& stop);
+Var arange(const ScalarArg& start, const ScalarArg& stop, const ScalarArg& step = 1,
+           std::optional<DType> dtype = std::nullopt);
 
 // ---- neural-network ops (also in nnet::) ----
 Var softmax(const Var& x, int axis = -1);

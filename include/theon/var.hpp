@@ -44,6 +44,8 @@ class Var {
   std::vector<int64_t> static_shape() const;
   /// "float32 (?, 5)"
   std::string type_str() const;
+  /// True for the result of an op (not an input, a constant or a shared variable).
+  bool is_output() const;
 
   Var T() const;
   Var transpose(std::vector<int> axes = {}) const;
@@ -81,6 +83,10 @@ struct SharedOptions {
   std::vector<bool> broadcastable;  // dims declared broadcastable (size 1, static)
 };
 SharedVar shared(const Array& value, const std::string& name = "", const SharedOptions& options = {});
+
+/// The symbolic inputs `outputs` depend on (variables made by tensor::matrix and friends; not
+/// constants or shared variables), each once, in the order a depth-first walk meets them.
+std::vector<Var> symbolic_inputs(const std::vector<Var>& outputs);
 
 /// A constant; literals in expressions become weak constants automatically.
 Var constant(const Array& value, const std::string& name = "");

@@ -94,6 +94,22 @@ void init_tensor(nb::module_& m) {
   t.def("categorical_crossentropy", &categorical_crossentropy, nb::arg("coding_dist"), nb::arg("true_dist"));
   t.def("one_hot", [](const Var& i, int64_t n, std::optional<std::string> dt) { return one_hot(i, n, opt_dtype(dt)); },
         nb::arg("indices"), nb::arg("n"), nb::arg("dtype") = nb::none());
+
+  // ---- arange and the products built from other ops (tensordot, batched_dot, outer, shape_pad*) ----
+  t.def("arange", [](const Var& start, const Var& stop, const Var& step, std::optional<std::string> dt) {
+    return arange(start, stop, step, opt_dtype(dt));
+  }, nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("dtype") = nb::none());
+  t.def("tensordot", [](const Var& a, const Var& b, const std::vector<int>& a_axes, const std::vector<int>& b_axes) {
+    return tensordot(a, b, a_axes, b_axes);
+  }, nb::arg("a"), nb::arg("b"), nb::arg("a_axes"), nb::arg("b_axes"));
+  t.def("tensordot_n", [](const Var& a, const Var& b, int axes) { return tensordot(a, b, axes); },
+        nb::arg("a"), nb::arg("b"), nb::arg("axes"));
+  t.def("batched_tensordot", &batched_tensordot, nb::arg("a"), nb::arg("b"), nb::arg("a_axes"), nb::arg("b_axes"));
+  t.def("batched_dot", &batched_dot, nb::arg("a"), nb::arg("b"));
+  t.def("outer", &outer, nb::arg("x"), nb::arg("y"));
+  t.def("shape_padleft", &shape_padleft, nb::arg("x"), nb::arg("n_ones") = 1);
+  t.def("shape_padright", &shape_padright, nb::arg("x"), nb::arg("n_ones") = 1);
+  t.def("shape_padaxis", &shape_padaxis, nb::arg("x"), nb::arg("axis"));
 }
 
 }  // namespace theon::py

@@ -36,6 +36,7 @@ void init_var(nb::module_& m) {
       .def_prop_ro("broadcastable", &Var::broadcastable)
       .def_prop_ro("static_shape", &Var::static_shape)
       .def("type_str", &Var::type_str)
+      .def_prop_ro("is_output", &Var::is_output)
       .def("id", [](const Var& v) { return reinterpret_cast<uintptr_t>(v.node().get()); },
            "An identity for the graph variable (equal for copies of one Var).")
       .def("T", &Var::T)
@@ -78,6 +79,8 @@ void init_var(nb::module_& m) {
      nb::arg("broadcastable") = std::vector<bool>{});
   m.def("constant", [](nb::handle value, const std::string& name) { return constant(to_array(value), name); },
         nb::arg("value"), nb::arg("name") = "");
+  m.def("symbolic_inputs", &symbolic_inputs, nb::arg("outputs"),
+        "The symbolic inputs (not constants or shared variables) the outputs depend on.");
   m.def("literal", &literal, nb::arg("value"), nb::arg("integral"),
         "A weak (NEP 50) literal: a Python int or float in an expression.");
 }

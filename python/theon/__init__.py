@@ -12,6 +12,7 @@ from .compile import Function, In, Out, function
 from . import gradient
 from .gradient import grad
 from . import printing
+from . import gof
 from . import cache
 from .printing import debugprint, pp
 from ._dlpack import from_dlpack
@@ -21,4 +22,4 @@ Variable = TensorVariable
 
 __all__ = ["from_dlpack", "cuda_status", "CudaStatus", "memory_stats", "empty_cache", "to_device", "DeviceArray",
            "config", "change_flags", "errors", "shared", "tensor", "function", "In", "Out", "grad", "gradient",
-           "printing", "cache", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function"]
+           "printing", "gof", "cache", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function"]

@@ -213,10 +213,73 @@ _WRAPPERS = weakref.WeakValueDictionary()
 
 
 class _Tag:
-    """Theano's ``var.tag``: a scratchpad for anything (``x.tag.test_value = ...``)."""
+    """Theano's ``var.tag``: a scratchpad for anything. ``tag.test_value`` is checked as Theano's
+    is: converted to the variable's dtype where no value changes, and of its rank."""
+
+    def __init__(self, owner=None):
+        object.__setattr__(self, "_owner", weakref.ref(owner) if owner is not None else None)
+
+    def __setattr__(self, name, value):
+        owner = self._owner() if self._owner is not None else None
+        if name == "test_value" and owner is not None:
+            value = _checked_test_value(owner, value)
+        object.__setattr__(self, name, value)
 
     def __repr__(self):
-        return "scratchpad" + repr(self.__dict__)
+        return "scratchpad" + repr({k: v for k, v in self.__dict__.items() if k != "_owner"})
+
+
+def _checked_test_value(var, value):
+    what = f"{var}.tag.test_value"
+    a = value if isinstance(value, np.ndarray) else np.asarray(value)
+    a = _theon_array(a, what, target=np.dtype(var.dtype))
+    if a.dtype.name != var.dtype:
+        if not np.can_cast(a.dtype, var.dtype, "safe"):
+            raise TheonTypeError(f"{what}: a {a.dtype} value for a {var.dtype} variable would lose precision "
+                                 f"(convert it first, e.g. value.astype('{var.dtype}'))")
+        a = a.astype(var.dtype)
+    if a.ndim != var.ndim:
+        raise TheonTypeError(f"{what}: a value of shape {a.shape} for {var.type} (rank {var.ndim})")
+    return a
+
+
+_MISSING = object()
+_computing_test_value = False
+
+
+def _test_value_of(root):
+    w = _WRAPPERS.get(root.id())
+    tag = w.__dict__.get("tag") if w is not None else None
+    return getattr(tag, "test_value", _MISSING) if tag is not None else _MISSING
+
+
+def _compute_test_value(var, mode):
+    """Theano's compute_test_value: the value of a new op result from the test values of the
+    inputs it depends on (so a shape error shows now, not when a function runs). An input
+    without one: ValueError with 'raise' (and 'pdb'), a warning with 'warn', nothing with 'ignore'."""
+    global _computing_test_value
+    roots = _core.symbolic_inputs([var._v])
+    values = []
+    for r in roots:
+        v = _test_value_of(r)
+        if v is _MISSING:
+            name = r.name or f"<{r.type_str()}>"
+            msg = (f"cannot compute the test value of {var}: its input {name} has no test value "
+                   f"(set {name}.tag.test_value, or config.compute_test_value='off')")
+            if mode == "warn":
+                import warnings
+                warnings.warn(msg, stacklevel=3)
+            elif mode != "ignore":
+                raise ValueError(msg)
+            return
+        values.append(v)
+    from .compile import function
+    _computing_test_value = True  # compiling makes variables too: they need no test value
+    try:
+        f = function([TensorVariable(r) for r in roots], var, mode="FAST_COMPILE", on_unused_input="ignore")
+    finally:
+        _computing_test_value = False
+    var.tag.test_value = f(*values)
 
 
 class TensorVariable:
@@ -242,12 +305,16 @@ class TensorVariable:
             return
         self._v = v
         _WRAPPERS[v.id()] = self
+        if not _computing_test_value and v.is_output:
+            mode = _core.config.get("compute_test_value")
+            if mode != "off":
+                _compute_test_value(self, mode)
 
     @property
     def tag(self):
         t = self.__dict__.get("tag")
         if t is None:
-            t = self.__dict__["tag"] = _Tag()
+            t = self.__dict__["tag"] = _Tag(self)
         return t
 
     @tag.setter

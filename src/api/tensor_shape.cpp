@@ -4,6 +4,7 @@
 #include <theon/tensor.hpp>
 
 #include "graph/node.hpp"
+#include "ops/arange.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/join.hpp"
 #include "ops/shape.hpp"
@@ -52,6 +53,10 @@ Var ones_like(const Var& x, std::optional<DType> dtype) {
 }
 Var alloc(const Var& value, const std::vector<Var>& shape) {
   return Var(ops::alloc(need(value, "alloc"), nodes(shape, "alloc")));
+}
+Var arange(const ScalarArg& stop) { return arange(0, stop); }
+Var arange(const ScalarArg& start, const ScalarArg& stop, const ScalarArg& step, std::optional<DType> dtype) {
+  return Var(ops::arange(need(start, "arange"), need(stop, "arange"), need(step, "arange"), dtype));
 }
 Var alloc(const Var& value, const std::vector<int64_t>& shape) {
   std::vector<graph::VarPtr> sizes;

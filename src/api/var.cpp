@@ -8,6 +8,8 @@
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 
+#include <unordered_set>
+
 namespace theon {
 
 using graph::VarPtr;
@@ -41,6 +43,24 @@ std::vector<bool> Var::broadcastable() const {
 }
 std::vector<int64_t> Var::static_shape() const { return need(*this, "Var::static_shape")->type.dims; }
 std::string Var::type_str() const { return need(*this, "Var::type_str")->type.str(); }
+bool Var::is_output() const { return need(*this, "Var::is_output")->kind == graph::VarKind::Output; }
+
+std::vector<Var> symbolic_inputs(const std::vector<Var>& outputs) {
+  std::vector<Var> found;
+  std::unordered_set<const graph::Variable*> seen;
+  std::vector<graph::VarPtr> stack;
+  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) stack.push_back(need(*it, "symbolic_inputs"));
+  while (!stack.empty()) {  // iterative: graphs may be deep
+    graph::VarPtr v = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(v.get()).second) continue;
+    if (v->kind == graph::VarKind::Input) found.emplace_back(v);
+    if (!v->owner) continue;
+    const auto& ins = v->owner->inputs();
+    for (auto it = ins.rbegin(); it != ins.rend(); ++it) stack.push_back(*it);
+  }
+  return found;
+}
 
 Var Var::T() const { return Var(ops::transpose(need(*this, "Var::T"))); }
 Var Var::transpose(std::vector<int> axes) const { return Var(ops::transpose(need(*this, "transpose"), std::move(axes))); }

@@ -33,7 +33,7 @@ bool is_theano_only_key(const std::string& key) {
       "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp", "openmp_elemwise_minsize",
       "dnn.enabled", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_data", "dnn.conv.algo_bwd_filter", "blas.ldflags",
       "traceback.limit", "scan.allow_gc", "allow_gc", "linker", "optimizer", "cycle_detection", "on_opt_error",
-      "compute_test_value", "gcc.cxxflags", "base_compiledir", "unittests.rseed", "assert_no_cpu_op",
+      "gcc.cxxflags", "base_compiledir", "unittests.rseed", "assert_no_cpu_op",
       "reoptimize_unpickled_function", "mode.check_py_code", "on_unused_input", "nocleanup",
       "optdb.max_use_ratio", "metaopt.verbose", "pycuda.init", "experimental.local_alloc_elemwise", "cast_policy"};
   return keys.count(key) || (key.rfind("warn.", 0) == 0 && key.size() > 5);
@@ -102,6 +102,11 @@ void validate(const std::string& key, const Config& c) {
   if (key == "mode") canonical_mode(c.mode);
   if (key == "on_fallback" && c.on_fallback != "warn" && c.on_fallback != "raise" && c.on_fallback != "ignore")
     throw ConfigError("config option 'on_fallback' must be warn, raise or ignore, got '" + c.on_fallback + "'");
+  if (key == "compute_test_value") {
+    const std::string& v = c.compute_test_value;
+    if (v != "off" && v != "ignore" && v != "warn" && v != "raise" && v != "pdb")
+      throw ConfigError("config option 'compute_test_value' must be off, ignore, warn, raise or pdb, got '" + v + "'");
+  }
   if (key == "device") {
     const std::string& d = c.device;
     if (d == "auto")

@@ -72,6 +72,8 @@ std::vector<VarPtr> Elemwise::L_op(const Apply& node, const std::vector<VarPtr>&
     case S::Cos: grads[0] = neg(mul(gz, ew(S::Sin, {x(0)}))); break;
     case S::Erfc: grads[0] = mul(gz, mul(lit(-1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;
     case S::Erf: grads[0] = mul(gz, mul(lit(1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;  // 2/sqrt(pi)
+    case S::Floor: case S::Ceil: case S::Trunc: case S::RoundHalfToEven: case S::RoundHalfAwayFromZero:
+      grads[0] = mul(gz, lit(0)); break;  // piecewise constant (Theano: zeros)
     case S::Switch: grads = {nullptr, masked(x(0), gz), masked(ew(S::Not, {x(0)}), gz)}; break;
     case S::Cast: grads[0] = gz; break;
     case S::Lt: case S::Gt: case S::Le: case S::Ge: case S::Eq: case S::Neq:

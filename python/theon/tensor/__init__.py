@@ -12,6 +12,9 @@ from .. import _core
 from .._variable import (SharedVariable, TensorConstant, TensorSharedVariable, TensorType, TensorVariable,
                          _shape_of, _v, as_tensor_variable, dtype_name as _dtype_name)
 from ..errors import TheonNotImplementedError as _NotImpl
+# theano.tensor.var (the module, for `from theano.tensor.var import TensorVariable`) is imported
+# first, so that T.var below is the variance, as in Theano.
+from . import var as _var_module  # noqa: F401
 
 _t = _core.tensor
 as_tensor = as_tensor_variable
@@ -113,7 +116,6 @@ maximum = _binary(_t.maximum, "maximum")
 minimum = _binary(_t.minimum, "minimum")
 dot = _binary(_t.dot, "dot", "Theano's dot: vectors and matrices.")
 matmul = _binary(_t.matmul, "matmul", "numpy.matmul: batched over the leading dims.")
-batched_dot = matmul
 
 neg = _unary(_t.neg, "neg")
 abs = abs_ = _unary(_t.abs, "abs")
@@ -167,10 +169,6 @@ where = switch
 
 def cast(x, dtype):
     return _w(_t.cast(_v(x), _dtype_name(dtype)))
-
-
-def outer(x, y):
-    return as_tensor_variable(x).dimshuffle(0, "x") * as_tensor_variable(y).dimshuffle("x", 0)
 
 
 # ---- reductions ---------------------------------------------------------------------
@@ -368,6 +366,111 @@ ones = _filled(1)
 def fill(model, value):
     return alloc(value, *[model.shape[i] for i in range(as_tensor_variable(model).ndim)]) \
         if as_tensor_variable(model).ndim else as_tensor_variable(value) + zeros_like(model)
+
+
+# ---- tutorial names: plural constructors, arange, round, products ---------------------
+Variable = TensorVariable
+
+
+def _multi(make, name):
+    """Theano's plural constructors: ``x, y = T.dmatrices('x', 'y')``. An int n gives n unnamed
+    variables; a single name gives one variable, not a list (and, as in Theano, a single string
+    of several letters one variable per letter: ``T.dscalars('xy')``)."""
+    def many(*names):
+        if names and isinstance(names[0], (int, _np.integer)) and not isinstance(names[0], bool):
+            return [make() for _ in range(int(names[0]))]
+        if len(names) == 1:
+            names = names[0]
+        if len(names) == 1:
+            return make(names)
+        return [make(n) for n in names]
+    many.__name__ = name
+    many.__doc__ = f"Several {make}: one per name, or n unnamed ones for an int n."
+    return many
+
+
+_PLURAL = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "tensor3": "tensor3s",
+           "tensor4": "tensor4s", "row": "rows", "col": "cols"}
+for _k, _plural in _PLURAL.items():
+    globals()[_plural] = _multi(globals()[_k], _plural)
+    for _p in _PREFIX:
+        globals()[_p + _plural] = _multi(globals()[_p + _k], _p + _plural)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """numpy.arange with symbolic scalars (Theano's T.arange): arange(stop) or arange(start,
+    stop, step). dtype: integers give int64, floats their float dtype (Python floats floatX);
+    a step of 0 raises ValueError (when the function runs, if the step is symbolic)."""
+    if stop is None:
+        start, stop = 0, start
+    return _w(_t.arange(_v(start), _v(stop), _v(step), _dtype_name(dtype)))
+
+
+def round(a, mode=None):
+    """Elementwise rounding; mode "half_to_even" (the default, NumPy's) or "half_away_from_zero"."""
+    mode = mode or "half_to_even"
+    if mode == "half_to_even":
+        return _w(_t.round_half_to_even(_v(a)))
+    if mode == "half_away_from_zero":
+        return _w(_t.round_half_away_from_zero(_v(a)))
+    raise ValueError(f"round: mode must be 'half_to_even' or 'half_away_from_zero', got {mode!r}")
+
+
+square = sqr
+
+
+def _axes_pair(axes, what):
+    try:
+        a_axes, b_axes = axes
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}: axes must be an int or a pair of axis lists, got {axes!r}") from None
+    as_list = (lambda x: [int(x)] if isinstance(x, (int, _np.integer)) else [int(i) for i in x])
+    return as_list(a_axes), as_list(b_axes)
+
+
+def tensordot(a, b, axes=2):
+    """numpy.tensordot: sum over a's last `axes` axes and b's first `axes`, or over the axes
+    of a pair of lists ([a_axes], [b_axes])."""
+    if isinstance(axes, (int, _np.integer)):
+        return _w(_t.tensordot_n(_v(a), _v(b), int(axes)))
+    a_axes, b_axes = _axes_pair(axes, "tensordot")
+    return _w(_t.tensordot(_v(a), _v(b), a_axes, b_axes))
+
+
+def batched_dot(a, b):
+    """a[i] . b[i] for each i of the leading (batch) axis (Theano's batched_dot)."""
+    return _w(_t.batched_dot(_v(a), _v(b)))
+
+
+def batched_tensordot(x, y, axes=2):
+    """tensordot per batch element (axis 0 of both); an int n sums x's last n axes against
+    y's axes 1..n."""
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    if isinstance(axes, (int, _np.integer)):
+        a_axes, b_axes = list(range(x.ndim - int(axes), x.ndim)), list(range(1, int(axes) + 1))
+    else:
+        a_axes, b_axes = _axes_pair(axes, "batched_tensordot")
+    return _w(_t.batched_tensordot(x._v, y._v, a_axes, b_axes))
+
+
+def outer(x, y):
+    """The outer product of x and y, both flattened."""
+    return _w(_t.outer(_v(x), _v(y)))
+
+
+def shape_padleft(t, n_ones=1):
+    """t with n_ones broadcastable dims in front."""
+    return _w(_t.shape_padleft(_v(t), int(n_ones)))
+
+
+def shape_padright(t, n_ones=1):
+    """t with n_ones broadcastable dims at the end."""
+    return _w(_t.shape_padright(_v(t), int(n_ones)))
+
+
+def shape_padaxis(t, axis):
+    """t with a broadcastable dim inserted at `axis` (negative: from the end of the result)."""
+    return _w(_t.shape_padaxis(_v(t), int(axis)))
 
 
 # ---- builders generated from the op registry ------------------------------------------

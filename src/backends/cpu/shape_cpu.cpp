@@ -1,10 +1,11 @@
 // Shape, copy and indexing ops on the CPU: the views (DimShuffle, Reshape, BroadcastTo,
 // Subtensor, Shape, zero_grad/disconnected_grad), whose semantics is metadata and which the
-// ops build themselves (Op::perform), and the loops of Join, Alloc, take, set/inc (basic and
+// ops build themselves (Op::perform), and the loops of Join, Alloc, ARange, take, set/inc (basic and
 // integer-array) and Transfer.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
 #include "ops/join.hpp"
+#include "ops/scalar/scalar_ops.hpp"
 #include "ops/shape.hpp"
 #include "ops/subtensor.hpp"
 #include "util/device_ops.hpp"
@@ -42,6 +43,26 @@ void join_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
 
 void alloc_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   ops::copy_strided(inputs[0], outputs[0]);
+}
+
+// out[i] = start + i * step in the compute dtype the builder chose (int64 wrapping, or double),
+// converted once with the Cast functor (as the CUDA kernel does).
+void arange_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  Array& out = outputs[0];
+  const int64_t n = out.size();
+  const bool exact = inputs[0].dtype() == DType::Int64;
+  detail::visit_dtype(out.dtype(), [&]<class T>() {
+    T* o = out.data<T>();
+    if (exact) {
+      const uint64_t start = static_cast<uint64_t>(inputs[0].data<int64_t>()[0]);
+      const uint64_t step = static_cast<uint64_t>(inputs[2].data<int64_t>()[0]);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = scalar::Cast().convert<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
+    } else {
+      const double start = inputs[0].data<double>()[0], step = inputs[2].data<double>()[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = scalar::Cast().convert<T>(start + static_cast<double>(i) * step);
+    }
+  });
 }
 
 void transfer_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
@@ -131,6 +152,7 @@ void register_shape_loops(CpuBackend& backend) {
     register_loop(backend, k, view);
   register_loop(backend, K::Join, join_loop);
   register_loop(backend, K::Alloc, alloc_loop);
+  register_loop(backend, K::ARange, arange_loop);
   register_loop(backend, K::Transfer, transfer_loop);
   register_loop(backend, K::IncSubtensor, inc_subtensor_loop);
   register_loop(backend, K::AdvancedSubtensor1, take_loop);

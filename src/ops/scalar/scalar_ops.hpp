@@ -206,6 +206,20 @@ struct Softplus {
 };
 struct Sin { template <class T> THEON_HD T operator()(T a) const { return std::sin(a); } };
 struct Cos { template <class T> THEON_HD T operator()(T a) const { return std::cos(a); } };
+struct Floor { template <class T> THEON_HD T operator()(T a) const { return std::floor(a); } };
+struct Ceil { template <class T> THEON_HD T operator()(T a) const { return std::ceil(a); } };
+struct Trunc { template <class T> THEON_HD T operator()(T a) const { return std::trunc(a); } };
+// Ties to the even neighbour (numpy.round, Theano's default), independent of the FPU's
+// rounding mode: a - floor(a) is exact, so the tie test is too.
+struct RoundHalfToEven {
+  template <class T> THEON_HD T operator()(T a) const {
+    const T f = std::floor(a), d = a - f;
+    if (d > T(0.5)) return f + T(1);
+    if (d < T(0.5)) return f;  // NaN and infinities fall through to f + 1: NaN and inf
+    return std::fmod(f, T(2)) == T(0) ? f : f + T(1);
+  }
+};
+struct RoundHalfAwayFromZero { template <class T> THEON_HD T operator()(T a) const { return std::round(a); } };
 struct Switch { template <class T> THEON_HD T operator()(bool c, T a, T b) const { return c ? a : b; } };
 struct Cast {
   template <class To, class From> THEON_HD To convert(From a) const {

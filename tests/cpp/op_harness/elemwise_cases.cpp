@@ -168,6 +168,29 @@ void add_elemwise_cases(std::vector<Case>& cases) {
   fn("erfc", [](auto& a) { return tensor::erfc(a); }, [](double x) { return std::erfc(x); });
   cases.back().check_grad = true;
 
+  // Rounding: piecewise constant, so their gradient rows check the zeros Theano gives.
+  fn("floor", [](auto& a) { return tensor::floor(a); }, [](double x) { return std::floor(x); });
+  cases.back().check_grad = true;
+  fn("ceil", [](auto& a) { return tensor::ceil(a); }, [](double x) { return std::ceil(x); });
+  cases.back().check_grad = true;
+  fn("trunc", [](auto& a) { return tensor::trunc(a); }, [](double x) { return std::trunc(x); });
+  cases.back().check_grad = true;
+  // Values on multiples of 0.75 put exact ties (±1.5, ±4.5) among the inputs; no gradient row
+  // (finite differences across a tie are not a gradient).
+  auto with_ties = [](D dtype, const std::vector<Shape>& shapes, uint64_t seed) {
+    Array a = random_array(is_float(dtype) ? D::Float64 : dtype, shapes[0], Domain::SmallInt, seed);
+    if (!is_float(dtype)) return std::vector<Array>{a};
+    std::vector<double> v = a.to_vector<double>();
+    for (double& x : v) x *= 0.75;
+    return std::vector<Array>{Array::from_vector<double>(v, shapes[0]).astype(dtype)};
+  };
+  fn("round_half_to_even", [](auto& a) { return tensor::round_half_to_even(a); },
+     [](double x) { return std::nearbyint(x); });  // the default FP environment rounds ties to even
+  cases.back().make_inputs = with_ties;
+  fn("round_half_away_from_zero", [](auto& a) { return tensor::round_half_away_from_zero(a); },
+     [](double x) { return std::round(x); });
+  cases.back().make_inputs = with_ties;
+
   cases.push_back(binary("maximum", {D::Float32, D::Float64, D::Int32, D::UInt8, D::Bool},
                          [](auto& a, auto& b) { return tensor::maximum(a, b); },
                          [](auto& x) { return std::max(x[0], x[1]); }, same));

@@ -2,6 +2,7 @@
 // references gather and scatter elements by explicit per-dim index lists.
 #include "harness.hpp"
 
+#include <cmath>
 #include <numeric>
 #include <optional>
 
@@ -285,6 +286,67 @@ void add_shape_value_cases(std::vector<Case>& cases) {
                        [](auto& v) { return tensor::ones_like(v[0], D::Float64); }, filled(1, D::Float64)));
 }
 
+// numpy.arange: length ceil((stop - start) / step) (at least 0), out[i] = start + i * step;
+// integer inputs give int64, float inputs their dtype.
+Ref arange_ref(double start, double stop, double step, D dtype) {
+  const double n = std::max(0.0, std::ceil((stop - start) / step));
+  Ref r{dtype, {int64_t(n)}, {}};
+  for (int64_t i = 0; i < int64_t(n); ++i) r.v.push_back(to_dtype(start + double(i) * step, dtype));
+  return r;
+}
+
+void add_arange_cases(std::vector<Case>& cases) {
+  struct Bounds {
+    std::string label;
+    double start, stop, step;
+    bool integral;
+  };
+  const std::vector<Bounds> variants = {
+      {"up", 0, 10, 1, true},           {"stride3", 2, 11, 3, true},       {"down", 10, -1, -2, true},
+      {"empty", 5, 5, 1, true},         {"backwards_empty", 7, 3, 1, true}, {"quarters", -3.5, 4, 0.75, false},
+      {"down_float", 1, 0, -0.125, false}, {"tenths", 0, 1, 0.1, false}};
+  for (const Bounds& b : variants) {
+    Case c = make("arange", b.label,
+                  b.integral ? std::vector<D>{D::Int64, D::Int32, D::Int8, D::Float64, D::Float32}
+                             : std::vector<D>{D::Float64, D::Float32},
+                  {{{}, {}, {}}}, [](auto& v) { return tensor::arange(v[0], v[1], v[2]); },
+                  [](auto& r) {
+                    const D out = is_float(r[0].dtype) ? r[0].dtype : D::Int64;
+                    return arange_ref(r[0].v[0], r[1].v[0], r[2].v[0], out);
+                  });
+    c.make_inputs = [b](D dtype, const std::vector<Shape>&, uint64_t) {
+      return std::vector<Array>{Array::scalar(b.start, dtype), Array::scalar(b.stop, dtype), Array::scalar(b.step, dtype)};
+    };
+    c.vary_layout = false;
+    c.rtol32 = c.rtol64 = 1e-15;  // the kernels compute start + i * step in double, as the reference
+    // Theano's gradient (start: sum(g), step: sum(g * arange(n))), the same for every
+    // variant: one row, at float64 points in the positive domain.
+    c.check_grad = b.label == "quarters";
+    c.domain = Domain::Positive;
+    cases.push_back(c);
+  }
+  // One argument (stop), Python-literal bounds (weak: the float dtype of the symbolic one), an
+  // explicit dtype.
+  cases.push_back(make("arange", "stop_only", {D::Int64, D::Int32, D::UInt8}, {{{}}},
+                       [](auto& v) { return tensor::arange(v[0]); },
+                       [](auto& r) { return arange_ref(0, r[0].v[0], 1, D::Int64); }));
+  cases.back().make_inputs = [](D dtype, const std::vector<Shape>&, uint64_t) {
+    return std::vector<Array>{Array::scalar(7, dtype)};
+  };
+  cases.push_back(make("arange", "literal_floats", {D::Float32, D::Float64}, {{{}}},
+                       [](auto& v) { return tensor::arange(0.5, v[0], 0.25); },
+                       [](auto& r) { return arange_ref(0.5, r[0].v[0], 0.25, r[0].dtype); }));
+  cases.back().make_inputs = [](D dtype, const std::vector<Shape>&, uint64_t) {
+    return std::vector<Array>{Array::scalar(3.1, dtype)};
+  };
+  cases.push_back(make("arange", "dtype", {D::Int32, D::Float64}, {{{}, {}}},
+                       [](auto& v) { return tensor::arange(v[0], v[1], 2, D::Float32); },
+                       [](auto& r) { return arange_ref(r[0].v[0], r[1].v[0], 2, D::Float32); }));
+  cases.back().make_inputs = [](D dtype, const std::vector<Shape>&, uint64_t) {
+    return std::vector<Array>{Array::scalar(-4, dtype), Array::scalar(9, dtype)};
+  };
+}
+
 void add_index_cases(std::vector<Case>& cases) {
   auto sub = [&](const std::string& label, std::vector<std::vector<Shape>> shapes, std::vector<Index> idx,
                  std::vector<RIdx> ridx) {
@@ -383,6 +445,7 @@ void add_shape_cases(std::vector<Case>& cases) {
   add_reshape_cases(cases);
   add_join_cases(cases);
   add_shape_value_cases(cases);
+  add_arange_cases(cases);
   add_index_cases(cases);
 }
 

@@ -249,10 +249,18 @@ std::optional<Builder> harness_representative(OpKind kind) {
   for (const Case& c : all_cases()) {
     if (c.shapes.empty()) continue;
     const std::vector<Shape> shapes = c.shapes.front();
-    auto build = [c, shapes](DType d) {
+    // A case whose make_inputs adds inputs beyond its shapes (index arrays, bounds) builds on
+    // variables like those inputs: its builder reads them all.
+    const bool extra_inputs = c.make_inputs && c.make_inputs(DType::Float64, shapes, 1).size() != shapes.size();
+    auto build = [c, shapes, extra_inputs](DType d) {
       std::vector<Var> vars;
-      for (size_t k = 0; k < shapes.size(); ++k)
-        vars.push_back(tensor::tensor(d, std::vector<int64_t>(shapes[k].size(), -1), "in" + std::to_string(k)));
+      if (extra_inputs) {
+        for (const Array& a : c.make_inputs(d, shapes, 1))
+          vars.push_back(tensor::tensor(a.dtype(), std::vector<int64_t>(a.ndim(), -1), "in" + std::to_string(vars.size())));
+      } else {
+        for (size_t k = 0; k < shapes.size(); ++k)
+          vars.push_back(tensor::tensor(d, std::vector<int64_t>(shapes[k].size(), -1), "in" + std::to_string(k)));
+      }
       return c.build(vars).node();
     };
     try {

@@ -1,0 +1,10 @@
+"""theon.gof: Theano's ``theano.gof`` names that programs use for type checks
+(``isinstance(v, theano.gof.Variable)``). Every Theon variable is a TensorVariable: constants
+and shared variables are subclasses of it.
+"""
+from .._variable import SharedVariable, TensorConstant, TensorVariable
+
+Variable = TensorVariable
+Constant = TensorConstant
+
+__all__ = ["Variable", "Constant", "SharedVariable"]
