@@ -1,0 +1,20 @@
+"""Theano tutorial programs (examples/tutorials/), unchanged but for their imports, train on the
+digits data with a falling loss."""
+import importlib.util
+import os
+
+TUTORIALS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
+                         "tutorials")
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(TUTORIALS, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_denoising_autoencoder_with_random_streams_corruption_trains(capsys):
+    assert load("denoising_autoencoder").main(["--epochs", "4", "--check"]) == 0
+    costs = [float(line.rsplit(" ", 1)[1]) for line in capsys.readouterr().out.splitlines() if "cost" in line]
+    assert len(costs) == 4 and costs[-1] < costs[0] * 0.9, costs
