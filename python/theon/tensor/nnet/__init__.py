@@ -1,6 +1,6 @@
 """theon.tensor.nnet: Theano's ``T.nnet`` neural-network ops."""
-from .. import _core
-from .._variable import TensorVariable, _v, as_tensor_variable
+from ... import _core
+from ..._variable import TensorVariable, _v, as_tensor_variable
 
 _t = _core.tensor
 
