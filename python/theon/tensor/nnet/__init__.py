@@ -13,7 +13,7 @@ ultra_fast_sigmoid = sigmoid
 
 
 def hard_sigmoid(x):
-    from . import clip
+    from .. import clip
     return clip(as_tensor_variable(x) * 0.2 + 0.5, 0.0, 1.0)
 
 
@@ -25,7 +25,7 @@ def relu(x, alpha=0):
     """max(x, 0); with alpha, the leaky form (Theano's relu(x, alpha))."""
     if isinstance(alpha, (int, float)) and alpha == 0:
         return TensorVariable(_t.relu(_v(x)))
-    from . import abs as _abs
+    from .. import abs as _abs
     x = as_tensor_variable(x)
     f1 = 0.5 * (1 + alpha)
     f2 = 0.5 * (1 - alpha)
@@ -33,7 +33,7 @@ def relu(x, alpha=0):
 
 
 def elu(x, alpha=1):
-    from . import exp, switch
+    from .. import exp, switch
     x = as_tensor_variable(x)
     return switch(x > 0, x, alpha * (exp(x) - 1))
 
@@ -55,13 +55,13 @@ def categorical_crossentropy(coding_dist, true_dist):
 
 
 def binary_crossentropy(output, target):
-    from . import log
+    from .. import log
     output, target = as_tensor_variable(output), as_tensor_variable(target)
     return -(target * log(output) + (1.0 - target) * log(1.0 - output))
 
 
 def sigmoid_binary_crossentropy(output, target):
-    from . import log1p, exp, maximum, abs as _abs
+    from .. import log1p, exp, maximum, abs as _abs
     output, target = as_tensor_variable(output), as_tensor_variable(target)
     return maximum(output, 0.0) - output * target + log1p(exp(-_abs(output)))
 
