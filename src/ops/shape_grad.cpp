@@ -159,25 +159,32 @@ std::vector<VarPtr> IncSubtensor::L_op(const Apply& node, const std::vector<VarP
 }
 
 std::vector<VarPtr> AdvancedSubtensor1::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
-  const VarPtr &x = node.input(0), &indices = node.input(1);
-  if (!output_grads[0] || !is_float(x->type.dtype)) return {nullptr, nullptr};
+  const VarPtr& x = node.input(0);
+  std::vector<VarPtr> grads(node.inputs().size());  // none for the indices
+  if (!output_grads[0] || !is_float(x->type.dtype)) return grads;
   // Accumulating: a repeated index collects every gradient row that came from it.
-  return {graph::make_output(std::make_shared<AdvancedIncSubtensor1>(axis_, /*set=*/false),
-                             {zeros_like(x), cast(output_grads[0], x->type.dtype), indices}, x->type),
-          nullptr};
+  std::vector<VarPtr> inputs = {zeros_like(x), cast(output_grads[0], x->type.dtype)};
+  inputs.insert(inputs.end(), node.inputs().begin() + 1, node.inputs().end());
+  grads[0] = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(axis_, /*set=*/false), inputs, x->type);
+  return grads;
 }
 
 std::vector<VarPtr> AdvancedIncSubtensor1::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
-  const VarPtr &x = node.input(0), &y = node.input(1), &indices = node.input(2);
-  if (!output_grads[0] || !is_float(x->type.dtype)) return {nullptr, nullptr, nullptr};
+  const VarPtr &x = node.input(0), &y = node.input(1);
+  const std::vector<VarPtr> indices(node.inputs().begin() + 2, node.inputs().end());
+  std::vector<VarPtr> grads(node.inputs().size());
+  if (!output_grads[0] || !is_float(x->type.dtype)) return grads;
   const VarPtr gz = cast(output_grads[0], x->type.dtype);
-  VarPtr gx = gz;
-  if (set_)
-    gx = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(axis_, /*set=*/true), {gz, zero_of(x), indices},
-                            x->type);
+  grads[0] = gz;
+  if (set_) {
+    std::vector<VarPtr> inputs = {gz, zero_of(x)};
+    inputs.insert(inputs.end(), indices.begin(), indices.end());
+    grads[0] = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(axis_, /*set=*/true), inputs, x->type);
+  }
   // Theano's rule: every indexed row of gz flows to y (with set and repeated indices, the
   // rows that lost the write get a gradient too, as in Theano).
-  return {gx, sum_to_like(take(gz, indices, axis_), y), nullptr};
+  grads[1] = sum_to_like(take(gz, indices, axis_), y);
+  return grads;
 }
 
 }  // namespace theon::ops

@@ -283,25 +283,53 @@ void check_static_assignable(const std::string& what, const VarPtr& y, const Var
 
 }  // namespace
 
-// The wrapped indices, each checked against the axis size.
-std::vector<int64_t> checked_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Array& x) {
-  std::vector<int64_t> v = idx.to_vector<int64_t>();
-  const int64_t n = x.shape()[axis];
-  for (int64_t& i : v) {
-    const int64_t orig = i;
-    if (i < 0) i += n;
-    if (i < 0 || i >= n)
-      throw IndexError(index_error(graph::user_describe(node), graph::user_label(*node.input(0)), orig, axis, n) +
-                       " (shape " + shape_str(x.shape()) + ", indices " + graph::user_label(*node.input(idx_input)) +
-                       ")");
+Shape index_broadcast_shape(const Apply& node, const std::vector<Array>& inputs, int first, int k) {
+  size_t rank = 0;
+  for (int j = 0; j < k; ++j) rank = std::max(rank, inputs[first + j].shape().size());
+  Shape out(rank, 1);
+  for (int j = 0; j < k; ++j) {
+    const Shape& s = inputs[first + j].shape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t& o = out[rank - s.size() + d];
+      if (s[d] == 1 || s[d] == o) continue;
+      if (o != 1) {
+        std::string shapes;
+        for (int i = 0; i < k; ++i)
+          shapes += (i ? ", " : "") + graph::user_value(*node.input(first + i), inputs[first + i].shape());
+        throw ShapeError(graph::user_describe(node) + ": the index arrays cannot be broadcast together: " + shapes);
+      }
+      o = s[d];
+    }
   }
-  return v;
+  return out;
 }
 
-Shape take_shape(const Shape& x, const Shape& idx, int axis) {
+FlatIndices checked_flat_indices(const Apply& node, const std::vector<Array>& inputs, int first, int k, int axis,
+                                 const Shape& x) {
+  FlatIndices r;
+  r.shape = k == 1 ? inputs[first].shape() : index_broadcast_shape(node, inputs, first, k);
+  const int64_t m = shape_size(r.shape);
+  r.flat.assign(static_cast<size_t>(m), 0);
+  for (int j = 0; j < k; ++j) {
+    const Array idx = inputs[first + j].broadcast_to(r.shape);
+    const std::vector<int64_t> v = idx.to_vector<int64_t>();
+    const int64_t n = x[axis + j];
+    for (int64_t e = 0; e < m; ++e) {
+      int64_t i = v[e];
+      if (i < 0) i += n;
+      if (i < 0 || i >= n)
+        throw IndexError(index_error(graph::user_describe(node), graph::user_label(*node.input(0)), v[e], axis + j, n) +
+                         " (shape " + shape_str(x) + ", indices " + graph::user_label(*node.input(first + j)) + ")");
+      r.flat[e] = r.flat[e] * n + i;  // row-major over the indexed dims
+    }
+  }
+  return r;
+}
+
+Shape take_shape(const Shape& x, const Shape& idx, int axis, int k) {
   Shape out(x.begin(), x.begin() + axis);
   out.insert(out.end(), idx.begin(), idx.end());
-  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  out.insert(out.end(), x.begin() + axis + k, x.end());
   return out;
 }
 
@@ -336,37 +364,37 @@ VarPtr subtensor(const VarPtr& x, const std::vector<Index>& indices) {
     throw IndexError(what + ": too many indices for " + label_type(x) + ": it has " +
                      std::to_string(x->type.ndim()) + " dims but " + std::to_string(indices.size()) +
                      " were indexed");
-  int array_at = -1;
+  std::vector<int> arrays;  // positions in `indices` of the integer arrays
   for (size_t i = 0; i < indices.size(); ++i)
     if (indices[i].array) {
-      if (array_at >= 0)
-        throw NotImplementedError(what + ": only one integer-array index is supported (use take repeatedly)");
-      array_at = static_cast<int>(i);
+      require_indices(indices[i].array, what);
+      arrays.push_back(static_cast<int>(i));
     }
-  if (array_at < 0) return basic_subtensor(x, indices, what);
+  if (arrays.empty()) return basic_subtensor(x, indices, what);
 
-  // One array index: basic indexing of the rest, then a take along the array's dim.
-  const VarPtr idx = indices[array_at].array;
-  require_indices(idx, what);
+  // Basic indexing of the rest, then one take of the arrays' dims (broadcast together).
   std::vector<Index> basic = indices;
-  basic[array_at] = Index(Slice{});
+  std::vector<VarPtr> idx;
+  for (int i : arrays) basic[i] = Index(Slice{}), idx.push_back(indices[i].array);
   const bool any_basic = std::any_of(basic.begin(), basic.end(), [](const Index& ix) { return !is_whole_slice(ix); });
   const VarPtr base = any_basic ? basic_subtensor(x, basic, what) : x;
-  int axis = 0, first_adv = array_at, last_adv = array_at;
-  for (int i = 0; i < array_at; ++i) axis += indices[i].is_slice ? 1 : 0;
-  for (int i = 0; i < static_cast<int>(indices.size()); ++i)
-    if (!indices[i].is_slice) first_adv = std::min(first_adv, i), last_adv = std::max(last_adv, i);
-  VarPtr r = take(base, idx, axis, any_basic);
+  // The arrays' dims in `base` (integer indices dropped theirs). NumPy: when a slice
+  // separates the advanced indices (arrays and integers), their result dims go first.
+  std::vector<int> at;
+  int dim = 0, first_adv = arrays.front(), last_adv = arrays.back();
+  for (int i = 0; i < static_cast<int>(indices.size()); ++i) {
+    if (indices[i].array) at.push_back(dim);
+    if (indices[i].is_slice || indices[i].array) ++dim;
+    else first_adv = std::min(first_adv, i), last_adv = std::max(last_adv, i);
+  }
   bool adjacent = true;
   for (int i = first_adv; i <= last_adv; ++i) adjacent = adjacent && !indices[i].is_slice;
-  if (adjacent || axis == 0) return r;
-  // NumPy puts the indexed dims first when integer indices and the array are separated by a slice.
-  const int k = idx->type.ndim(), nd = r->type.ndim();
-  std::vector<int> pattern;
-  for (int i = 0; i < k; ++i) pattern.push_back(axis + i);
-  for (int i = 0; i < nd; ++i)
-    if (i < axis || i >= axis + k) pattern.push_back(i);
-  return dimshuffle(r, pattern);
+  if (adjacent) return take(base, idx, at.front(), any_basic);
+  if (at.front() == 0 && at.back() == static_cast<int>(at.size()) - 1) return take(base, idx, 0, any_basic);
+  std::vector<int> pattern = at;
+  for (int d = 0; d < base->type.ndim(); ++d)
+    if (std::find(at.begin(), at.end(), d) == at.end()) pattern.push_back(d);
+  return take(dimshuffle(base, pattern), idx, 0, any_basic, /*moved=*/true);
 }
 
 VarPtr subtensor_spec(const VarPtr& x, const IndexSpec& spec, const std::vector<VarPtr>& bounds) {
@@ -409,30 +437,62 @@ graph::Cost IncSubtensor::cost(const Apply& node, const std::vector<Shape>& inpu
 graph::OpProps AdvancedSubtensor1::props() const {
   graph::OpProps p = {{"axis", std::to_string(axis_)}};
   if (nested_) p.push_back({"nested", "True"});
+  if (moved_) p.push_back({"moved", "True"});
   return p;
 }
 
 std::string AdvancedSubtensor1::render(const std::vector<std::string>& inputs, int) const {
-  if (inputs.size() != 2) return Op::render(inputs);
-  return "take(" + inputs[0] + ", " + inputs[1] + ", axis=" + std::to_string(axis_) + ")";
+  if (inputs.size() < 2) return Op::render(inputs);
+  std::string idx;
+  for (size_t i = 1; i < inputs.size(); ++i) idx += (i > 1 ? ", " : "") + inputs[i];
+  if (inputs.size() > 2) idx = "(" + idx + ")";
+  return "take(" + inputs[0] + ", " + idx + ", axis=" + std::to_string(axis_) + ")";
 }
 
 VarPtr take(const VarPtr& x, const VarPtr& indices, int axis, bool nested) {
-  const std::string what = "take(" + x->label() + ", " + indices->label() + ", axis=" + std::to_string(axis) + ")";
+  return take(x, std::vector<VarPtr>{indices}, axis, nested);
+}
+
+VarPtr take(const VarPtr& x, const std::vector<VarPtr>& indices, int axis, bool nested, bool moved) {
+  std::string names;
+  for (const VarPtr& i : indices) names += (names.empty() ? "" : ", ") + i->label();
+  const int k = static_cast<int>(indices.size());
+  const std::string what = "take(" + x->label() + ", " + (k == 1 ? names : "(" + names + ")") +
+                           ", axis=" + std::to_string(axis) + ")";
   require_supported(x->type.dtype, what);
-  require_indices(indices, what);
+  for (const VarPtr& i : indices) require_indices(i, what);
   const int nd = x->type.ndim();
   const int orig = axis;
   if (axis < 0) axis += nd;
-  if (axis < 0 || axis >= nd)
-    throw ShapeError(what + ": axis " + std::to_string(orig) + " is out of bounds for " + label_type(x));
+  if (k < 1 || axis < 0 || axis + k > nd)
+    throw ShapeError(what + ": axis " + std::to_string(orig) + (k > 1 ? " and the " + std::to_string(k - 1) + " after it" : "") +
+                     " out of bounds for " + label_type(x));
+  // The indices' static broadcast (-1: unknown until run time, checked then).
+  size_t rank = 0;
+  for (const VarPtr& i : indices) rank = std::max(rank, i->type.dims.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (const VarPtr& i : indices) {
+    const auto& d = i->type.dims;
+    for (size_t j = 0; j < d.size(); ++j) {
+      int64_t& o = dims[rank - d.size() + j];
+      if (d[j] == 1) continue;
+      if (o == 1) o = d[j];
+      else if (o >= 0 && d[j] >= 0 && o != d[j])
+        throw ShapeError(what + ": the index arrays cannot be broadcast together: " + names);
+      else if (o < 0) o = d[j];
+    }
+  }
   TensorType t = x->type;
-  t.dims = take_shape(x->type.dims, indices->type.dims, axis);
-  return graph::make_output(std::make_shared<AdvancedSubtensor1>(axis, nested), {x, indices}, t);
+  t.dims = take_shape(x->type.dims, dims, axis, k);
+  std::vector<VarPtr> inputs = {x};
+  inputs.insert(inputs.end(), indices.begin(), indices.end());
+  return graph::make_output(std::make_shared<AdvancedSubtensor1>(axis, nested, moved), inputs, t);
 }
 
-std::vector<Shape> AdvancedSubtensor1::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
-  return {take_shape(inputs[0].shape(), inputs[1].shape(), axis_)};
+std::vector<Shape> AdvancedSubtensor1::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  const int k = static_cast<int>(inputs.size()) - 1;
+  const Shape idx = k == 1 ? inputs[1].shape() : index_broadcast_shape(node, inputs, 1, k);
+  return {take_shape(inputs[0].shape(), idx, axis_, k)};
 }
 
 // ---- AdvancedIncSubtensor1 ----
@@ -442,8 +502,9 @@ graph::OpProps AdvancedIncSubtensor1::props() const {
 }
 
 std::vector<Shape> AdvancedIncSubtensor1::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  check_assignable(node, inputs[1].shape(),
-                   take_shape(inputs[0].shape(), inputs[2].shape(), axis_));
+  const int k = static_cast<int>(inputs.size()) - 2;
+  const Shape idx = k == 1 ? inputs[2].shape() : index_broadcast_shape(node, inputs, 2, k);
+  check_assignable(node, inputs[1].shape(), take_shape(inputs[0].shape(), idx, axis_, k));
   return {inputs[0].shape()};
 }
 
@@ -471,11 +532,21 @@ VarPtr inc_subtensor(const VarPtr& sub, const VarPtr& y_in, bool set) {
     return graph::make_output(std::make_shared<IncSubtensor>(spec, set), inputs, x->type);
   }
   const auto& adv = static_cast<const AdvancedSubtensor1&>(owner->op());
-  VarPtr updated = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(adv.axis(), set),
-                                      {x, y, owner->input(1)}, x->type);
+  std::vector<VarPtr> inputs = {x, y};
+  for (size_t i = 1; i < owner->inputs().size(); ++i) inputs.push_back(owner->input(static_cast<int>(i)));
+  VarPtr updated = graph::make_output(std::make_shared<AdvancedIncSubtensor1>(adv.axis(), set), inputs, x->type);
+  VarPtr base = x;
+  if (adv.moved()) {
+    // x[i, :, j]: the take read a DimShuffle bringing the arrays' dims first; undo it.
+    const auto& pattern = static_cast<const DimShuffle&>(x->owner->op()).pattern();
+    std::vector<int> inverse(pattern.size());
+    for (size_t d = 0; d < pattern.size(); ++d) inverse[static_cast<size_t>(pattern[d])] = static_cast<int>(d);
+    base = x->owner->input(0);
+    updated = dimshuffle(updated, inverse);
+  }
   if (!adv.nested()) return updated;
   // x[slices, idx]: write the updated slice region back into the original tensor.
-  return inc_subtensor(x, updated, /*set=*/true);
+  return inc_subtensor(base, updated, /*set=*/true);
 }
 
 }  // namespace theon::ops
@@ -496,7 +567,8 @@ std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::IncSubtensor>(Prop
 template <>
 std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::AdvancedSubtensor1>(PropReader& p) {
   const int axis = static_cast<int>(p.integer("axis"));
-  return std::make_shared<const AdvancedSubtensor1>(axis, p.flag("nested"));
+  const bool nested = p.flag("nested");
+  return std::make_shared<const AdvancedSubtensor1>(axis, nested, p.flag("moved"));
 }
 
 template <>

@@ -1,5 +1,6 @@
 // Indexing: Subtensor (basic indexing, a view), AdvancedSubtensor1 (take: integer-array
-// indexing along one axis, a copy) and their writing forms IncSubtensor /
+// indexing along one axis, or along k consecutive axes by k broadcast index arrays: a copy)
+// and their writing forms IncSubtensor /
 // AdvancedIncSubtensor1 (set_subtensor, inc_subtensor: a new tensor, x is not modified).
 #pragma once
 #include "graph/op.hpp"
@@ -70,13 +71,18 @@ class IncSubtensor final : public graph::Op {
   bool set_;
 };
 
-/// numpy.take(x, indices, axis): inputs x and an integer tensor of indices. `nested` marks
-/// the take that x[...] builds after a Subtensor, so set_subtensor can write through both.
+/// numpy.take(x, indices, axis): inputs x and an integer tensor of indices. With k > 1 index
+/// inputs (broadcast together, NumPy's rule), dims axis..axis+k-1 of x are indexed together:
+/// x[:, i, j] for adjacent arrays. How x[...] built it, so set_subtensor can write back
+/// through the same steps: `nested` marks a take after a Subtensor of the basic indices;
+/// `moved` a take after a DimShuffle that brought separated array dims to the front
+/// (NumPy puts their result dims first).
 class AdvancedSubtensor1 final : public graph::Op {
  public:
-  AdvancedSubtensor1(int axis, bool nested) : axis_(axis), nested_(nested) {}
+  AdvancedSubtensor1(int axis, bool nested, bool moved = false) : axis_(axis), nested_(nested), moved_(moved) {}
   int axis() const { return axis_; }
   bool nested() const { return nested_; }
+  bool moved() const { return moved_; }
   static constexpr graph::OpKind kKind = graph::OpKind::AdvancedSubtensor1;
   graph::OpKind kind() const override { return kKind; }
   graph::OpProps props() const override;
@@ -88,10 +94,12 @@ class AdvancedSubtensor1 final : public graph::Op {
  private:
   int axis_;
   bool nested_;
+  bool moved_;
 };
 
-/// Inputs x, y, indices: x with x.take(indices, axis) set to / incremented by y. Repeated
-/// indices accumulate for inc (numpy.add.at); for set the last one wins.
+/// Inputs x, y, indices (k index arrays: as AdvancedSubtensor1): x with the region the take
+/// selects set to / incremented by y. Repeated indices accumulate for inc (numpy.add.at);
+/// for set the last one wins.
 class AdvancedIncSubtensor1 final : public graph::Op {
  public:
   AdvancedIncSubtensor1(int axis, bool set) : axis_(axis), set_(set) {}
@@ -117,6 +125,9 @@ IndexSpec index_spec_from_text(std::string_view text);
 /// array index selects along its dim (a take; moved first when NumPy would).
 graph::VarPtr subtensor(const graph::VarPtr& x, const std::vector<Index>& indices);
 graph::VarPtr take(const graph::VarPtr& x, const graph::VarPtr& indices, int axis, bool nested = false);
+/// x indexed along dims axis..axis+k-1 by k integer arrays broadcast together (k >= 1).
+graph::VarPtr take(const graph::VarPtr& x, const std::vector<graph::VarPtr>& indices, int axis, bool nested = false,
+                   bool moved = false);
 /// set (or increment) the region `sub` selects; `sub` must be an x[...] or take result.
 graph::VarPtr inc_subtensor(const graph::VarPtr& sub, const graph::VarPtr& y, bool set);
 /// A Subtensor of x with an existing spec and its symbolic bound inputs (in the spec's
@@ -124,11 +135,22 @@ graph::VarPtr inc_subtensor(const graph::VarPtr& sub, const graph::VarPtr& y, bo
 graph::VarPtr subtensor_spec(const graph::VarPtr& x, const IndexSpec& spec, const std::vector<graph::VarPtr>& bounds);
 
 // Run-time rules of the integer-array indexing ops, for their kernels.
-/// The indices of `node`'s input `idx_input`, wrapped (negative from the end) and each
-/// checked against x's size along `axis`: IndexError naming the node, x and the indices.
-std::vector<int64_t> checked_indices(const graph::Apply& node, const Array& idx, int idx_input, int axis, const Array& x);
-/// take's output shape: x's with dim `axis` replaced by the indices' dims.
-Shape take_shape(const Shape& x, const Shape& idx, int axis);
+/// take's output shape: x's with dims axis..axis+k-1 replaced by the indices' dims.
+Shape take_shape(const Shape& x, const Shape& idx, int axis, int k = 1);
+
+/// The k index arrays of a take or advanced set/inc (node inputs first..first+k-1), broadcast
+/// together, wrapped and checked against x's dims axis..axis+k-1, as flat positions into
+/// those dims seen as one (row-major): IndexError / ShapeError naming the node, x and the
+/// index at fault. `shape` is the broadcast index shape.
+struct FlatIndices {
+  std::vector<int64_t> flat;
+  Shape shape;
+};
+FlatIndices checked_flat_indices(const graph::Apply& node, const std::vector<Array>& inputs, int first, int k, int axis,
+                                 const Shape& x);
+/// The indices' broadcast shape (NumPy's rule, ranks aligned at the end): ShapeError naming
+/// the node and the index inputs.
+Shape index_broadcast_shape(const graph::Apply& node, const std::vector<Array>& inputs, int first, int k);
 /// y (node input 1) must broadcast to the region (NumPy's rule for assignment): ShapeError.
 void check_assignable(const graph::Apply& node, const Shape& y, const Shape& region);
 

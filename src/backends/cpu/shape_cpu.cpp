@@ -72,11 +72,13 @@ void transfer_loop(const Apply&, const std::vector<Array>& inputs, std::vector<A
 // ---- indexing ----
 
 // Splits x's shape around `axis` into (outer, axis size, inner) element counts.
-void around_axis(const Shape& s, int axis, int64_t& outer, int64_t& inner) {
-  outer = 1, inner = 1;
+// s seen as (outer, n, inner) around dims axis..axis+k-1.
+void around_axes(const Shape& s, int axis, int k, int64_t& outer, int64_t& n, int64_t& inner) {
+  outer = 1, n = 1, inner = 1;
   for (int d = 0; d < static_cast<int>(s.size()); ++d) {
     if (d < axis) outer *= s[d];
-    if (d > axis) inner *= s[d];
+    else if (d < axis + k) n *= s[d];
+    else inner *= s[d];
   }
 }
 
@@ -97,11 +99,12 @@ void inc_subtensor_loop(const Apply& node, const std::vector<Array>& inputs, std
 
 void take_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   const int axis_ = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
+  const int k = static_cast<int>(inputs.size()) - 1;
   const Array x = inputs[0].contiguous();
-  const std::vector<int64_t> idx = ops::checked_indices(node, inputs[1], 1, axis_, x);
-  int64_t outer, inner;
-  around_axis(x.shape(), axis_, outer, inner);
-  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
+  const std::vector<int64_t> idx = ops::checked_flat_indices(node, inputs, 1, k, axis_, x.shape()).flat;
+  int64_t outer, n, inner;
+  around_axes(x.shape(), axis_, k, outer, n, inner);
+  const int64_t m = static_cast<int64_t>(idx.size());
   if (outputs[0].size() == 0) return;
   const size_t row = static_cast<size_t>(inner) * itemsize(x.dtype());
   const char* src = static_cast<const char*>(x.data());
@@ -115,16 +118,18 @@ void advanced_inc_loop(const Apply& node, const std::vector<Array>& inputs, std:
   const int axis_ = op.axis();
   const bool set_ = op.set();
   const Array& x = inputs[0];
-  const std::vector<int64_t> idx = ops::checked_indices(node, inputs[2], 2, axis_, x);
-  const Shape region = ops::take_shape(x.shape(), inputs[2].shape(), axis_);
+  const int k = static_cast<int>(inputs.size()) - 2;
+  const ops::FlatIndices fi = ops::checked_flat_indices(node, inputs, 2, k, axis_, x.shape());
+  const std::vector<int64_t>& idx = fi.flat;
+  const Shape region = ops::take_shape(x.shape(), fi.shape, axis_, k);
   ops::check_assignable(node, inputs[1].shape(), region);
   Array out = outputs[0];
   ops::copy_strided(x, out);
   if (out.size() == 0 || shape_size(region) == 0) return;
   const Array y = inputs[1].broadcast_to(region).copy();  // contiguous, one value per written element
-  int64_t outer, inner;
-  around_axis(x.shape(), axis_, outer, inner);
-  const int64_t n = x.shape()[axis_], m = static_cast<int64_t>(idx.size());
+  int64_t outer, n, inner;
+  around_axes(x.shape(), axis_, k, outer, n, inner);
+  const int64_t m = static_cast<int64_t>(idx.size());
   detail::visit_dtype(x.dtype(), [&]<class T>() {
     T* o = out.data<T>();
     const T* v = y.data<T>();

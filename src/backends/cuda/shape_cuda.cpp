@@ -442,17 +442,34 @@ Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int ax
   return out;
 }
 
+// The k index arrays of a take/set/inc (node inputs first..first+k-1) as flat positions
+// into x's dims axis..axis+k-1 seen as one, a contiguous int64 device array, and their
+// broadcast shape. One array: prepare_indices. Several: read on the host (run() gets them
+// there: host_input), combined and checked as the CPU does, then uploaded.
+struct DeviceIndices {
+  Array flat;
+  Shape shape;
+};
+DeviceIndices prepare_flat_indices(const Apply& node, const std::vector<Array>& inputs, int first, int k, int axis,
+                                   const Shape& x_shape, int dev, bool fmad) {
+  if (k == 1) return {prepare_indices(node, inputs[first], first, axis, x_shape, dev, fmad), inputs[first].shape()};
+  const std::vector<Array> host = host_values(inputs, static_cast<size_t>(first));
+  ops::FlatIndices fi = ops::checked_flat_indices(node, host, first, k, axis, x_shape);
+  const int64_t m = static_cast<int64_t>(fi.flat.size());
+  if (m == 0) return {device_empty({0}, DType::Int64, dev), fi.shape};
+  return {to_device(Array::from_vector<int64_t>(fi.flat, Shape{m}), Device::cuda(dev)), fi.shape};
+}
+
+// The broadcast shape of the index inputs from `first` on (the CPU's rule and error).
+Shape index_shape(const Apply& node, const std::vector<Array>& inputs, int first) {
+  const int k = static_cast<int>(inputs.size()) - first;
+  return k == 1 ? inputs[first].shape() : ops::index_broadcast_shape(node, inputs, first, k);
+}
+
 std::vector<KernelSource> index_sources(const Array& idx) {
   std::vector<KernelSource> all = {wrap_source(idx.dtype())};
   if (!idx.is_contiguous()) add_unique(all, copy_sources(idx, placeholder(idx.shape(), idx.dtype())));
   return all;
-}
-
-Shape take_shape(const Shape& x, const Shape& idx, int axis) {
-  Shape out(x.begin(), x.begin() + axis);
-  out.insert(out.end(), idx.begin(), idx.end());
-  out.insert(out.end(), x.begin() + axis + 1, x.end());
-  return out;
 }
 
 // x seen as (outer, n, inner) with strides; a copy when its dims do not group that way.
@@ -533,7 +550,7 @@ class TakeKernel final : public CudaKernel {
  public:
   bool host_input(const graph::Apply& node, int input) const override {
     (void)node;
-    return input == 1;  // indices: checked (and wrapped) on the host, then uploaded, with no sync
+    return input >= 1;  // indices: checked (and wrapped) on the host, then uploaded, with no sync
   }
   std::string name() const override { return "cuda_take"; }
   void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
@@ -542,10 +559,11 @@ class TakeKernel final : public CudaKernel {
     const int dev = device_of(inputs, outputs);
     const bool fmad = options_of(plan).fmad;
     const Array x0 = on_device(inputs[0], dev);  // a host x (a constant table) is uploaded
-    const Array idx = prepare_indices(node, inputs[1], 1, axis, x0.shape(), dev, fmad);
+    const int arrays = static_cast<int>(inputs.size()) - 1;
+    const Array idx = prepare_flat_indices(node, inputs, 1, arrays, axis, x0.shape(), dev, fmad).flat;
     Array& out = outputs[0];
     if (out.size() == 0) return;
-    Grouped g = group_axis(x0, axis, axis + 1);
+    Grouped g = group_axis(x0, axis, axis + arrays);
     if (g.copied) g.array = contiguous_on_device(x0, dev, node.describe());
     const TakeLayout t = take_layout(g, idx.size(), itemsize(x0.dtype()), reinterpret_cast<uintptr_t>(g.array.data()),
                                      reinterpret_cast<uintptr_t>(out.data()));
@@ -562,13 +580,15 @@ class TakeKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const Array& x = inputs[0];
-    std::vector<KernelSource> all = index_sources(inputs[1]);
-    const Shape out_shape = take_shape(x.shape(), inputs[1].shape(), axis);
+    const int k = static_cast<int>(inputs.size()) - 1;
+    std::vector<KernelSource> all = k == 1 ? index_sources(inputs[1]) : std::vector<KernelSource>{};
+    const Shape idx = index_shape(node, inputs, 1);
+    const Shape out_shape = ops::take_shape(x.shape(), idx, axis, k);
     if (shape_size(out_shape) == 0) return all;
-    Grouped g = group_axis(x, axis, axis + 1);
+    Grouped g = group_axis(x, axis, axis + k);
     if (g.copied) add_unique(all, copy_sources(x, placeholder(x.shape(), x.dtype())));
     const uintptr_t xa = g.copied ? 0 : static_cast<uintptr_t>(x.offset()) * itemsize(x.dtype());
-    const TakeLayout t = take_layout(g, inputs[1].size(), itemsize(x.dtype()), xa, 0);
+    const TakeLayout t = take_layout(g, shape_size(idx), itemsize(x.dtype()), xa, 0);
     add_unique(all, {take_source(t.unit, t.wide)});
     return all;
   }
@@ -693,10 +713,11 @@ struct ScatterLayout {
   bool wide;
 };
 
-ScatterLayout scatter_layout(IncMode mode, const Shape& x_shape, int axis, const Grouped& y) {
+ScatterLayout scatter_layout(IncMode mode, const Shape& x_shape, int axis, int k, const Grouped& y) {
   ScatterLayout s{};
   s.outer = y.outer, s.m = y.n, s.inner = y.inner, s.yso = y.so, s.ysm = y.sn, s.ysi = y.si;
-  s.n = x_shape[axis];
+  s.n = 1;
+  for (int d = axis; d < axis + k; ++d) s.n *= x_shape[d];
   const int64_t out_total = s.outer * s.n * s.inner;
   s.total = mode == IncMode::Deterministic ? out_total : s.outer * s.m * s.inner;
   const int64_t span = std::max(out_total, span3(s.outer, s.yso, s.m, s.ysm, s.inner, s.ysi));
@@ -708,7 +729,7 @@ class AdvancedIncKernel final : public CudaKernel {
  public:
   bool host_input(const graph::Apply& node, int input) const override {
     (void)node;
-    return input == 2;  // indices: checked on the host, then uploaded
+    return input >= 2;  // indices: checked on the host, then uploaded
   }
   std::string name() const override { return "cuda_advanced_inc"; }
   Support supports(const Apply& node) const override {
@@ -728,17 +749,19 @@ class AdvancedIncKernel final : public CudaKernel {
     const std::string what = node.describe();
     const Array& x = inputs[0];
     node.op().infer_shape(node, inputs);  // y must broadcast to the region (shapes only)
-    const Array idx = prepare_indices(node, inputs[2], 2, axis, x.shape(), dev, options.fmad);
+    const int arrays = static_cast<int>(inputs.size()) - 2;
+    const DeviceIndices di = prepare_flat_indices(node, inputs, 2, arrays, axis, x.shape(), dev, options.fmad);
+    const Array& idx = di.flat;
     Array& out = outputs[0];
     copy_strided(x, out, dev, what);
-    const Shape region = take_shape(x.shape(), inputs[2].shape(), axis);
+    const Shape region = ops::take_shape(x.shape(), di.shape, axis, arrays);
     if (out.size() == 0 || shape_size(region) == 0) return;
-    const int axis_end = axis + inputs[2].ndim();
+    const int axis_end = axis + static_cast<int>(di.shape.size());
     const Array yb = on_device(inputs[1], dev).broadcast_to(region);
     Grouped y = group_axis(yb, axis, axis_end);
     if (y.copied) y.array = contiguous_on_device(yb, dev, what);
     const IncMode mode = inc_mode(set, x.dtype(), options);
-    const ScatterLayout s = scatter_layout(mode, x.shape(), axis, y);
+    const ScatterLayout s = scatter_layout(mode, x.shape(), axis, arrays, y);
     const cudaStream_t stream = stream_of(dev);
     Array last = device_empty({1}, DType::Int64, dev);  // unused by the atomic path
     if (mode != IncMode::Atomic) {
@@ -769,18 +792,20 @@ class AdvancedIncKernel final : public CudaKernel {
     const int axis = op.axis();
     const bool set = op.set();
     const Array& x = inputs[0];
-    std::vector<KernelSource> all = index_sources(inputs[2]);
+    const int k = static_cast<int>(inputs.size()) - 2;
+    std::vector<KernelSource> all = k == 1 ? index_sources(inputs[2]) : std::vector<KernelSource>{};
     const Array out = placeholder(x.shape(), x.dtype());
     add_unique(all, copy_sources(x, out));
-    const Shape region = take_shape(x.shape(), inputs[2].shape(), axis);
+    const Shape idx = index_shape(node, inputs, 2);
+    const Shape region = ops::take_shape(x.shape(), idx, axis, k);
     if (out.size() == 0 || shape_size(region) == 0) return all;
     const Array yb = broadcastable(inputs[1].shape(), region) ? inputs[1].broadcast_to(region)
                                                               : placeholder(region, x.dtype());
-    Grouped y = group_axis(yb, axis, axis + inputs[2].ndim());
+    Grouped y = group_axis(yb, axis, axis + static_cast<int>(idx.size()));
     if (y.copied) add_unique(all, copy_sources(yb, placeholder(region, x.dtype())));
     const IncMode mode = inc_mode(set, x.dtype(), options);
     if (mode != IncMode::Atomic) add_unique(all, {mark_last_source()});
-    add_unique(all, {scatter_source(mode, x.dtype(), scatter_layout(mode, x.shape(), axis, y).wide)});
+    add_unique(all, {scatter_source(mode, x.dtype(), scatter_layout(mode, x.shape(), axis, k, y).wide)});
     return all;
   }
 };

@@ -401,6 +401,37 @@ void add_index_cases(std::vector<Case>& cases) {
   tk0.make_inputs = with_ints([](auto&) { return std::vector<Array>{i64({})}; });
   cases.push_back(tk0);
 
+  // Several integer arrays (broadcast together), adjacent: x[i, j] with i (4,) and j (2, 1).
+  auto wrap = [](double v, int64_t n) { return v < 0 ? int64_t(v) + n : int64_t(v); };
+  Case two = make("subtensor", "two_arrays", kAll, {{{4, 5, 3}}},
+                  [](auto& v) { return v[0][{v[1], v[2]}]; },
+                  [wrap](auto& r) {
+                    const Ref &x = r[0], &i = r[1], &j = r[2];
+                    Ref out{x.dtype, {2, 4, 3}, {}};
+                    for (int a = 0; a < 2; ++a)
+                      for (int b = 0; b < 4; ++b)
+                        for (int c = 0; c < 3; ++c)
+                          out.v.push_back(x.v[flat_index(x.shape, {wrap(i.v[b], 4), wrap(j.v[a], 5), c})]);
+                    return out;
+                  });
+  two.make_inputs = with_ints([](auto&) { return std::vector<Array>{i64({0, 3, -1, 1}), i64({4, -5}, Shape{2, 1})}; });
+  two.check_grad = true;
+  cases.push_back(two);
+  // Separated by a slice: NumPy puts the indexed dims first. x[i, :, j] -> (2, 5).
+  Case apart = make("subtensor", "separated_arrays", kAll, {{{4, 5, 3}}},
+                    [](auto& v) { return v[0][{v[1], Slice{}, v[2]}]; },
+                    [wrap](auto& r) {
+                      const Ref &x = r[0], &i = r[1], &j = r[2];
+                      Ref out{x.dtype, {2, 5}, {}};
+                      for (int b = 0; b < 2; ++b)
+                        for (int c = 0; c < 5; ++c)
+                          out.v.push_back(x.v[flat_index(x.shape, {wrap(i.v[b], 4), c, wrap(j.v[b], 3)})]);
+                      return out;
+                    });
+  apart.make_inputs = with_ints([](auto&) { return std::vector<Array>{i64({-1, 2}), i64({0, 2})}; });
+  apart.check_grad = true;
+  cases.push_back(apart);
+
   for (bool inc : {false, true}) {
     const std::string op = inc ? "inc_subtensor" : "set_subtensor";
     auto write = [inc](const Var& s, const Var& y) { return inc ? tensor::inc_subtensor(s, y) : tensor::set_subtensor(s, y); };
@@ -436,6 +467,27 @@ void add_index_cases(std::vector<Case>& cases) {
     };
     mixed.float_atomics = inc;  // column 3 is incremented twice
     cases.push_back(mixed);
+    // x[i, j] = y with repeated (i, j) pairs: inc accumulates, set keeps the last write.
+    Case pairs = make(op, "two_arrays", kAll, {{{4, 3}, {5}}, {{4, 3}, {}}},
+                      [write](auto& v) { return write(v[0][{v[2], v[3]}], v[1]); },
+                      [inc](auto& r) {
+                        Ref out = r[0];
+                        const Ref &y = r[1], &i = r[2], &j = r[3];
+                        for (int e = 0; e < 5; ++e) {
+                          const int64_t f = flat_index(out.shape, {(int64_t(i.v[e]) + 4) % 4, (int64_t(j.v[e]) + 3) % 3});
+                          const double v = y.v[y.size() == 1 ? 0 : e];
+                          out.v[f] = to_dtype(inc ? out.v[f] + v : v, out.dtype);
+                        }
+                        return out;
+                      });
+    pairs.make_inputs = [](D dtype, const std::vector<Shape>& s, uint64_t seed) {
+      return std::vector<Array>{random_array(dtype, s[0], Domain::Normal, seed),
+                                random_array(dtype, s[1], Domain::Normal, seed + 1), i64({1, -1, 1, 0, 1}),
+                                i64({0, 2, 0, 1, -3})};
+    };
+    pairs.float_atomics = inc;  // x[1, 0] is incremented three times
+    pairs.check_grad = inc;     // set's y gradient is Theano's rule (every write), not the last write's
+    cases.push_back(pairs);
   }
 }
 

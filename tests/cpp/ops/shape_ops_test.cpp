@@ -156,8 +156,8 @@ TEST(Subtensor, BuildErrors) {
   EXPECT_ERROR(ValueError, xs[(Slice{0, 2, 0})], "step cannot be zero");
   Var fb = tensor::scalar("fb");
   EXPECT_ERROR(TypeError, xs[(Slice{fb, 2, {}})], "fb", "integer scalar");
-  Var i1 = tensor::lvector("i1"), i2 = tensor::lvector("i2");
-  EXPECT_ERROR(NotImplementedError, (xs[{i1, i2}]), "xs", "i1", "i2");
+  Var i3 = tensor::tensor(D::Int64, {3}, "i3"), i2 = tensor::tensor(D::Int64, {2}, "i2");
+  EXPECT_ERROR(ShapeError, (xs[{i3, i2}]), "xs", "i3", "i2", "broadcast");
   EXPECT_ERROR(TypeError, xs[tensor::tensor(D::Bool, {-1}, "mask")], "mask", "boolean");
 }
 
@@ -167,6 +167,27 @@ TEST(Subtensor, StaticShapes) {
             (std::vector<int64_t>{2, 3, -1}));
   EXPECT_EQ((x[{-1, Slice{lscalar("i"), std::nullopt, {}}}].static_shape()), (std::vector<int64_t>{-1, -1}));
   EXPECT_EQ((x[Slice{10, 20, {}}].static_shape()[0]), 0);
+}
+
+// x[i, j]: integer arrays broadcast together (NumPy), one take over the dims they index.
+TEST(Subtensor, SeveralIntegerArrays) {
+  Var x = tensor::tensor(D::Float64, {4, 5, -1}, "x");
+  Var i = tensor::lvector("i"), j = tensor::lmatrix("j");
+  EXPECT_EQ((x[{i, j}].static_shape()), (std::vector<int64_t>{-1, -1, -1}));
+  EXPECT_EQ((x[{i, Slice{}, j}].ndim()), 3);  // separated: the indexed dims first
+  Function f = function({x, i, j}, {x[{i, j}], x[{i, Slice{}, j}]});
+  const Array xv = arange(4 * 5 * 2, {4, 5, 2}).astype(D::Float64);
+  const Array iv = Array::from_vector<int64_t>({3, -4}), jv = Array::from_vector<int64_t>({1, -1}, Shape{2, 1});
+  auto out = f({xv, iv, jv});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 2, 2}));
+  // out[a, b] = x[i[b], j[a]]: x[3, 1], x[0, 1], x[3, 4], x[0, 4]
+  EXPECT_EQ(out[0].to_vector<double>(), (std::vector<double>{32, 33, 2, 3, 38, 39, 8, 9}));
+  EXPECT_EQ(out[1].shape(), (Shape{2, 2, 5}));  // x[i, :, j]: (i, j) broadcast to (2, 2), then x's dim 1
+  EXPECT_ERROR(IndexError, f({xv, Array::from_vector<int64_t>({4}), jv}), "x", "index 4", "axis 0", "size 4", "i");
+  EXPECT_ERROR(IndexError, f({xv, iv, Array::from_vector<int64_t>({5}, Shape{1, 1})}), "x", "index 5", "axis 1",
+               "size 5", "j");
+  EXPECT_ERROR(ShapeError, f({xv, Array::from_vector<int64_t>({0, 1, 2}), Array::from_vector<int64_t>({0, 1}, Shape{1, 2})}),
+               "i", "j", "broadcast");
 }
 
 TEST(Subtensor, IntegerIndexOutOfRangeAtCallTime) {
