@@ -18,3 +18,10 @@ def test_denoising_autoencoder_with_random_streams_corruption_trains(capsys):
     assert load("denoising_autoencoder").main(["--epochs", "4", "--check"]) == 0
     costs = [float(line.rsplit(" ", 1)[1]) for line in capsys.readouterr().out.splitlines() if "cost" in line]
     assert len(costs) == 4 and costs[-1] < costs[0] * 0.9, costs
+
+
+def test_logistic_regression_with_arange_label_indexing_trains(capsys):
+    # -T.mean(T.log(p_y_given_x)[T.arange(y.shape[0]), y]): indexing by two integer arrays.
+    assert load("logistic_regression").main(["--epochs", "10", "--check"]) == 0
+    losses = [float(line.split("training loss ")[1].split(",")[0]) for line in capsys.readouterr().out.splitlines()]
+    assert len(losses) == 10 and losses[-1] < losses[0] * 0.5, losses
