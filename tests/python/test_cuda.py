@@ -263,3 +263,28 @@ def test_dlpack_consumer_stream_orders_use_and_release(on_gpu):
     finally:
         rt.cudaFreeHost(host)
         stream.close()
+
+
+@needs_gpu
+def test_tutorials_train_on_the_gpu_as_on_the_cpu(capsys):
+    """The logistic regression tutorial (p[T.arange(n), y]) and the denoising autoencoder
+    (RandomStreams corruption) on the GPU, every node placed there: the same losses as the CPU."""
+    import importlib.util
+    import os
+    tutorials = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "examples", "tutorials")
+
+    def losses(name, argv, device):
+        spec = importlib.util.spec_from_file_location(name, os.path.join(tutorials, name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with theon.config.change_flags(device=device, on_fallback="raise" if device == "cuda" else "warn"):
+            assert module.main(argv) == 0
+        return [float(line.replace(",", " ").split()[-1 if "cost" in line else 4])
+                for line in capsys.readouterr().out.splitlines() if "loss" in line or "cost" in line]
+
+    for name, argv in (("logistic_regression", ["--epochs", "3"]),
+                       ("denoising_autoencoder", ["--epochs", "2"])):
+        cpu, gpu = losses(name, argv, "cpu"), losses(name, argv, "cuda")
+        assert len(cpu) == len(gpu) > 0
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-4, err_msg=name)
