@@ -5,6 +5,7 @@
 // sums in double.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/softmax_rows.hpp"
 #include "ops/matmul.hpp"
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
@@ -88,6 +89,14 @@ void softmax_loop(const Apply& node, const std::vector<Array>& inputs, std::vect
   const int64_t n = in.shape()[axis], is = in.strides()[axis];
   const Strides out_st = contiguous_strides(out.shape());
   const int64_t os = out_st[axis];
+  // Rows of float32 along the last axis: the vectorised, threaded path.
+  const int nd = in.ndim();
+  if (in.dtype() == DType::Float32 && axis == nd - 1 && is == 1 && (in.is_contiguous() || nd == 2)) {
+    const int64_t rows = n == 0 ? 0 : in.size() / n;
+    const int64_t x_row = nd == 2 ? in.strides()[0] : n;
+    softmax_rows_f32(in.data<float>(), x_row, out.data<float>(), n, rows, n, log);
+    return;
+  }
   detail::visit_dtype(in.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const T* pi = in.data<T>();

@@ -1,0 +1,147 @@
+#include "backends/cpu/softmax_rows.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#if defined(THEON_HAVE_SLEEF) && defined(__x86_64__)
+#define THEON_SOFTMAX_AVX2 1
+// SLEEF's AVX2 expf declared with a GCC vector type (the __m256 ABI) rather than through
+// sleef.h, which declares it only when the whole file is compiled for AVX.
+typedef float theon_v8f __attribute__((vector_size(32)));
+extern "C" theon_v8f Sleef_expf8_u10avx2(theon_v8f);
+#endif
+
+namespace theon::backends::cpu {
+
+namespace {
+
+// Rows x n at which the rows go parallel: below it a thread team costs more than the exps
+// it would share (the same threshold as the other row loops).
+constexpr int64_t kParallelElements = int64_t(1) << 15;
+
+// The row maximum, or NaN when the row holds one.
+float row_max(const float* x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    m = x[i] > m ? x[i] : m;
+    nan = nan || x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+// x - m in float loses up to half an ulp of the difference (4e-7 relative in exp(x - m) for a
+// difference of 8): the rounding error, exact by TwoSum, corrects the exp to first order,
+// exp(d + err) = exp(d) * (1 + err), so the result is within a few ulp of the double softmax.
+float shifted_exp_corrected(float x, float neg_m) {
+  const float d = x + neg_m;
+  const float xb = d - neg_m;
+  const float err = (x - xb) + (neg_m - (d - xb));
+  const float e = std::exp(d);
+  return e + e * err;
+}
+
+// y[i] = exp(x[i] - m); returns the sum in double.
+double exp_row_scalar(const float* x, float* y, int64_t n, float m) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    // exp(-inf) is 0 whatever the correction says (it would be 0 * NaN).
+    const float e = x[i] == -std::numeric_limits<float>::infinity() ? 0.f : shifted_exp_corrected(x[i], -m);
+    y[i] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+#ifdef THEON_SOFTMAX_AVX2
+// Everything that touches a 32-byte vector carries the target attribute (a lambda or a
+// template would not inherit it, and would pass the vectors to SLEEF in memory, not ymm).
+typedef double theon_v4d __attribute__((vector_size(32)));
+typedef float theon_v4f __attribute__((vector_size(16)));
+
+__attribute__((target("avx2,fma"))) static inline theon_v8f exp_shifted_v8(theon_v8f v, theon_v8f neg_m) {
+  const theon_v8f zero = neg_m * 0;
+  const theon_v8f d = v + neg_m;
+  const theon_v8f vb = d - neg_m;
+  const theon_v8f err = (v - vb) + (neg_m - (d - vb));  // as shifted_exp_corrected
+  const theon_v8f e = Sleef_expf8_u10avx2(d);
+  const theon_v8f ninf = zero - std::numeric_limits<float>::infinity();
+  return v == ninf ? zero : e + e * err;  // exp(-inf) is 0 (the correction would make it NaN)
+}
+
+__attribute__((target("avx2,fma"))) static inline theon_v4d widen_sum(theon_v8f e) {
+  const theon_v4f lo = {e[0], e[1], e[2], e[3]}, hi = {e[4], e[5], e[6], e[7]};
+  return __builtin_convertvector(lo, theon_v4d) + __builtin_convertvector(hi, theon_v4d);
+}
+
+__attribute__((target("avx2,fma"))) double exp_row_avx2(const float* x, float* y, int64_t n, float m) {
+  const theon_v8f neg_m = {-m, -m, -m, -m, -m, -m, -m, -m};
+  theon_v4d acc = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    theon_v8f v;
+    std::memcpy(&v, x + i, sizeof v);
+    const theon_v8f e = exp_shifted_v8(v, neg_m);
+    std::memcpy(y + i, &e, sizeof e);
+    acc += widen_sum(e);
+  }
+  if (i < n) {  // the tail through a padded vector: -inf lanes give exp 0
+    theon_v8f v;
+    for (int k = 0; k < 8; ++k) v[k] = i + k < n ? x[i + k] : -std::numeric_limits<float>::infinity();
+    const theon_v8f e = exp_shifted_v8(v, neg_m);
+    std::memcpy(y + i, &e, static_cast<size_t>(n - i) * sizeof(float));
+    acc += widen_sum(e);
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+#endif
+
+double exp_row(const float* x, float* y, int64_t n, float m, bool vector) {
+#ifdef THEON_SOFTMAX_AVX2
+  if (vector && have_avx2()) return exp_row_avx2(x, y, n, m);
+#endif
+  (void)vector;
+  return exp_row_scalar(x, y, n, m);
+}
+
+void softmax_row(const float* x, float* y, int64_t n, bool log, bool vector) {
+  const float m = row_max(x, n);
+  if (m != m || m == -std::numeric_limits<float>::infinity()) {
+    // NaN, or every value -inf: the reference's exp(x - m) is NaN throughout.
+    for (int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  const double sum = exp_row(x, y, n, m, vector);  // y holds exp(x - m); for log it is overwritten
+  if (log) {
+    const double shift = double(m) + std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(double(x[i]) - shift);
+  } else {
+    const float scale = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+  }
+}
+
+}  // namespace
+
+void softmax_rows_f32(const float* x, int64_t x_row, float* y, int64_t y_row, int64_t rows, int64_t n, bool log,
+                      bool vector) {
+  const bool parallel = rows > 1 && rows * n >= kParallelElements;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t r = 0; r < rows; ++r) softmax_row(x + r * x_row, y + r * y_row, n, log, vector);
+}
+
+bool softmax_rows_vectorised() {
+#ifdef THEON_SOFTMAX_AVX2
+  return have_avx2();
+#else
+  return false;
+#endif
+}
+
+}  // namespace theon::backends::cpu

@@ -1,0 +1,20 @@
+// Softmax and log_softmax of contiguous float32 rows: the CPU's fast path (W7). Each row: its
+// maximum, exp(x - max) once per element (SLEEF's 1-ulp vector expf on AVX2 when libtheon was
+// built with SLEEF and the CPU has it, else std::exp), the sum in double, then a scale by the
+// reciprocal (softmax) or a shift by log(sum) (log_softmax). Rows are split across threads
+// when the work is large enough to pay for a team. NaN anywhere in a row makes the row NaN,
+// as the reference loop (ops/scalar/nnet_ops.hpp) does.
+#pragma once
+#include <cstdint>
+
+namespace theon::backends::cpu {
+
+/// rows x n values, row i at x + i * x_row (y + i * y_row), unit stride within a row.
+/// `vector` false takes the scalar path even where the vector one runs (for its tests).
+void softmax_rows_f32(const float* x, int64_t x_row, float* y, int64_t y_row, int64_t rows, int64_t n, bool log,
+                      bool vector = true);
+
+/// Whether the vector path (SLEEF on AVX2) is in use on this machine: for the docs/bench.
+bool softmax_rows_vectorised();
+
+}  // namespace theon::backends::cpu
