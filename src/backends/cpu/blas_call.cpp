@@ -1,4 +1,5 @@
 #include "backends/cpu/blas_call.hpp"
+#include "graph/node.hpp"
 
 #include <theon/error.hpp>
 
@@ -35,13 +36,13 @@ const char* blas_name() {
 }
 
 void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m, int64_t n, int64_t k, double alpha,
-               const void* a, const void* b, double beta, void* out, const std::string& what) {
+               const void* a, const void* b, double beta, void* out, const graph::Apply& node) {
   if (t == DType::Float32) {
 #ifdef THEON_HAVE_DNNL
     dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', m, n, k, static_cast<float>(alpha),
                                   static_cast<const float*>(a), oa.ld, static_cast<const float*>(b), ob.ld,
                                   static_cast<float>(beta), static_cast<float*>(out), n);
-    if (st != dnnl_success) throw InternalError(what + ": oneDNN sgemm failed with status " + std::to_string(st));
+    if (st != dnnl_success) throw InternalError(node.describe() + ": oneDNN sgemm failed with status " + std::to_string(st));
     return;
 #elif defined(THEON_HAVE_CBLAS)
     cblas_sgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, m, n, k,
@@ -58,7 +59,7 @@ void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m,
     return;
 #endif
   }
-  throw InternalError(what + ": no BLAS for dtype " + std::string(dtype_name(t)) + " in this build");
+  throw InternalError(node.describe() + ": no BLAS for dtype " + std::string(dtype_name(t)) + " in this build");
 }
 
 }  // namespace theon::backends::cpu

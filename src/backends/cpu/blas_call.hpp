@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <string>
 
+namespace theon::graph {
+class Apply;
+}
+
 namespace theon::backends::cpu {
 
 // A 2-d operand as BLAS sees it: row-major with leading dimension `ld`, or transposed.
@@ -35,8 +39,8 @@ const char* blas_name();
 
 /// out(m, n) = alpha * op(a) . op(b) + beta * out, out contiguous with leading dimension n;
 /// `a`, `b`, `out` point at elements of dtype `t` (float32 or float64, have_blas(t) true).
-/// `what` names the node in a library error.
+/// `node` is named in a library error (described only then: this runs on every call).
 void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m, int64_t n, int64_t k, double alpha,
-               const void* a, const void* b, double beta, void* out, const std::string& what);
+               const void* a, const void* b, double beta, void* out, const graph::Apply& node);
 
 }  // namespace theon::backends::cpu

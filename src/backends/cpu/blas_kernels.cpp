@@ -65,7 +65,7 @@ class GemmKernel final : public Kernel {
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
     if (!have_blas(t)) return dot_loop(node, inputs, outputs);
-    blas_gemm(t, oa, ob, g.m, g.n, g.k, 1.0, a.data(), b.data(), 0.0, out.data(), node.describe());
+    blas_gemm(t, oa, ob, g.m, g.n, g.k, 1.0, a.data(), b.data(), 0.0, out.data(), node);
   }
 };
 

@@ -38,7 +38,7 @@ class GemmBetaKernel final : public Kernel {
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
       return run(nullptr, node, {c, oa.ok ? a : a.contiguous(), ob.ok ? b : b.contiguous()}, outputs);
     ops::copy_strided(c, out);  // c broadcast into the output; BLAS scales it by beta
-    blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node.describe());
+    blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node);
   }
 };
 

@@ -54,7 +54,7 @@ class BatchedGemmKernel final : public Kernel {
     const T* pb = b.data<T>();
     T* po = outputs[0].data<T>();
     ops::for_each_matmul_batch(g, a, b, [&](int64_t off_a, int64_t off_b, int64_t off_out) {
-      blas_gemm(dtype_of<T>(), oa, ob, g.m, g.n, g.k, 1.0, pa + off_a, pb + off_b, 0.0, po + off_out, node.describe());
+      blas_gemm(dtype_of<T>(), oa, ob, g.m, g.n, g.k, 1.0, pa + off_a, pb + off_b, 0.0, po + off_out, node);
     });
   }
 };
