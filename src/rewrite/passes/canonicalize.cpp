@@ -115,6 +115,17 @@ VarPtr div_by_one(FunctionGraph&, Apply& node) {
   return is_constant_all(node.input(1), 1) ? same_type(node.input(0), *node.output_raw(0)) : nullptr;
 }
 
+/// maximum(x, 0), maximum(0, x) -> relu(x): one kernel the backends know (and a GEMM epilogue)
+VarPtr maximum_zero_is_relu(FunctionGraph&, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Maximum)) return nullptr;
+  const auto& in = node.inputs();
+  const graph::Variable& out = *node.output_raw(0);
+  for (int x : {0, 1})
+    if (is_constant_all(in[1 - x], 0) && in[x]->type == out.type)
+      return same_type(ops::elemwise(ScalarOpId::Relu, {in[x]}), out);
+  return nullptr;
+}
+
 /// neg(neg(x)) -> x
 VarPtr neg_neg(FunctionGraph&, Apply& node) {
   if (!elemwise_is(node, ScalarOpId::Neg)) return nullptr;
@@ -217,6 +228,7 @@ const LocalRewriter& canonicalizer() {
           {"add_zero", {K::Elemwise}, on_output0(add_zero)},
           {"sub_zero", {K::Elemwise}, on_output0(sub_zero)},
           {"div_by_one", {K::Elemwise}, on_output0(div_by_one)},
+          {"maximum_zero_is_relu", {K::Elemwise}, on_output0(maximum_zero_is_relu)},
           {"neg_neg", {K::Elemwise}, on_output0(neg_neg)},
           {"log_exp", {K::Elemwise}, on_output0(log_exp)},
           {"log_softmax", {K::Elemwise}, on_output0(log_softmax)},

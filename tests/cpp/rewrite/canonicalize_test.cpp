@@ -52,6 +52,24 @@ void expect_same_results(const std::vector<Var>& inputs, const Var& output, cons
   EXPECT_TRUE(allclose(a, b, tol, tol)) << "fast_run:\n" << a << "\nnone:\n" << b;
 }
 
+// ---- maximum(x, 0) -> relu(x) ----
+
+TEST(Canonicalize, MaximumWithZeroIsRelu) {
+  Var x = tensor::matrix("x");
+  for (Var y : {tensor::maximum(x, as_var(0.0)), tensor::maximum(as_var(0), x)}) {
+    Canon c = canonicalize({x}, y);
+    EXPECT_TRUE(c.changed) << c.why();
+    EXPECT_EQ(count(c.after, "relu"), 1u) << c.why();
+    EXPECT_EQ(count(c.after, "maximum"), 0u) << c.why();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    expect_same_results({x}, y, {Array::from_vector<float>({-1.5f, 0.f, 2.f, nan}, Shape{2, 2})});
+  }
+  // Not when the zero broadcasts x to a larger shape, or is not zero.
+  Var v = tensor::vector("v");
+  EXPECT_FALSE(canonicalize({v}, tensor::maximum(v, constant(Array::zeros({3, 1}, DType::Float32)))).changed);
+  EXPECT_FALSE(canonicalize({v}, tensor::maximum(v, as_var(0.5))).changed);
+}
+
 // ---- x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 ----
 
 TEST(Canonicalize, MulByOneIsRemoved) {
