@@ -11,6 +11,8 @@
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 
 namespace theon::ops {
@@ -57,10 +59,51 @@ void strided_rows(const Array& src, const Array& dst, F&& fn) {
 
 }  // namespace
 
+namespace {
+
+// The broadcasts a bias makes (W2: a (1, n) row into (m, n); a (m, 1) column), into a
+// contiguous dst: the generic row walk pays its per-row overhead on every short row.
+// Returns false when the copy is not one of them.
+bool copy_broadcast_fast(const Array& src, const Array& dst) {
+  if (!dst.is_contiguous() || dst.size() == 0) return false;
+  Shape shape = dst.shape();
+  std::vector<Strides> st = {dst.strides(), detail::broadcast_strides(src, shape)};
+  detail::collapse_dims(shape, st);
+  if (shape.size() != 2) return false;
+  const int64_t rows = shape[0], n = shape[1];
+  const size_t item = static_cast<size_t>(itemsize(dst.dtype()));
+  char* d = static_cast<char*>(dst.data());
+  const char* s = static_cast<const char*>(src.data());
+  if (st[1][0] == 0 && st[1][1] == 1) {  // a row: copy it once, then double the filled part
+    const size_t row = static_cast<size_t>(n) * item, total = row * static_cast<size_t>(rows);
+    std::memcpy(d, s, row);
+    for (size_t done = row; done < total;) {
+      const size_t take = std::min(done, total - done);
+      std::memcpy(d + done, d, take);
+      done += take;
+    }
+    return true;
+  }
+  if (st[1][1] == 0) {  // a column: each row is one value
+    detail::visit_dtype(dst.dtype(), [&]<class T>() {
+      const T* sv = src.data<T>();
+      T* dv = dst.data<T>();
+      for (int64_t r = 0; r < rows; ++r) std::fill_n(dv + r * n, n, sv[r * st[1][0]]);
+    });
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void copy_strided(const Array& src, const Array& dst) {
+  if (copy_broadcast_fast(src, dst)) return;
   detail::visit_dtype(dst.dtype(), [&]<class T>() {
     strided_rows<T>(src, dst, [](T* d, const T* s, int64_t n, int64_t ds, int64_t ss) {
-      for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+      if (ds == 1 && ss == 1) std::copy_n(s, n, d);  // memmove-fast
+      else
+        for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
     });
   });
 }

@@ -2,6 +2,8 @@
 // slice bounds, negative steps, the givens minibatch idiom, set/inc_subtensor semantics.
 #include <theon/theon.hpp>
 
+#include "ops/shape.hpp"
+
 #include <gtest/gtest.h>
 
 #include <initializer_list>
@@ -312,6 +314,24 @@ TEST(ShapeOps, PropsMergeAndPrint) {
   EXPECT_NE(printed.find("Subtensor{1:3, 0}"), std::string::npos) << printed;
   EXPECT_NE(debugprint(tensor::concatenate({x, x}, 1)).find("Join{axis=1}"), std::string::npos);
   EXPECT_NE(debugprint(x.reshape({-1})).find("Reshape{ndim=1}"), std::string::npos);
+}
+
+// copy_strided's broadcast paths (a bias row doubled into place, a column filled per row)
+// against element-by-element NumPy semantics, for several row counts and dtypes.
+TEST(CopyStrided, RowAndColumnBroadcastsAndPlainCopies) {
+  for (D dt : {D::Float32, D::Float64, D::Int8, D::Bool})
+    for (int64_t rows : {1, 2, 3, 7, 64, 1000})
+      for (int64_t n : {1, 5, 17}) {
+        const Array row = arange(n, {1, n}).astype(dt);
+        const Array col = arange(rows * 3, {rows, 3}).astype(dt).slice(1, 1, 2);  // (rows, 1), strided
+        for (const Array& src : {row, col, arange(rows * n, {n, rows}).astype(dt).transpose()}) {
+          Array out = Array::empty({rows, n}, dt);
+          ops::copy_strided(src, out);
+          const Array want = src.broadcast_to({rows, n});
+          for (int64_t i = 0; i < rows * n; ++i)
+            ASSERT_EQ(out.item(i), want.item(i)) << dtype_name(dt) << " rows " << rows << " n " << n << " at " << i;
+        }
+      }
 }
 
 }  // namespace
