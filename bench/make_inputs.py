@@ -4,13 +4,15 @@ for bench/theon_bench.cpp (--inputs DIR), drawn exactly as the peers draw them
 (cpu_peers.py seed_data): numpy.random.default_rng(1), then W (10,5), b (5,), then the x pool,
 each standard_normal in float64 cast to float32.
 
-    python3 bench/make_inputs.py DIR [--w5 LOG2]
+    python3 bench/make_inputs.py DIR [--w5 LOG2] [--w7]
 
 Files: W.npy (10,5), b.npy (5,), x_small.npy (16,10,10) for W1 (its own rng(1) stream:
 W, b, then 16 x's), x_large.npy (4,10000,10) for W2/W3 (rng(1): W, b, then 4 x's).
 With --w5 LOG2 (n = 2**LOG2; section 5 uses 24): w5_<n>.npy (3, n) = a, b, c drawn as
 cpu_peers.py fused_data draws them (default_rng(5), standard_normal(n, dtype=float32) three
 times) and w5_idx_<n>.npy (int64, the check positions default_rng(55).integers(0, n, 2**20)).
+With --w7: w7_x.npy (2048, 2048) and w7_rows.npy (the 256 check rows), as cpu_peers.py
+softmax_data draws them (default_rng(7) standard_normal float32; default_rng(77).choice).
 """
 import os
 import sys
@@ -28,12 +30,14 @@ def seed_data(rows, pool):
 
 def main():
     args = sys.argv[1:]
+    w7 = "--w7" in args
+    args = [a for a in args if a != "--w7"]
     w5 = None
     if len(args) == 3 and args[1] == "--w5":
         w5 = int(args[2])
         args = args[:1]
     if len(args) != 1:
-        sys.exit("usage: make_inputs.py DIR [--w5 LOG2]")
+        sys.exit("usage: make_inputs.py DIR [--w5 LOG2] [--w7]")
     out = args[0]
     os.makedirs(out, exist_ok=True)
     W, b, small = seed_data(10, 16)
@@ -50,6 +54,10 @@ def main():
         np.save(os.path.join(out, "w5_%d.npy" % n), np.stack(abc))
         idx = np.random.default_rng(55).integers(0, n, min(n, 2 ** 20)).astype(np.int64)
         np.save(os.path.join(out, "w5_idx_%d.npy" % n), idx)
+    if w7:
+        x = np.random.default_rng(7).standard_normal((2048, 2048), dtype=np.float32)
+        np.save(os.path.join(out, "w7_x.npy"), x)
+        np.save(os.path.join(out, "w7_rows.npy"), np.random.default_rng(77).choice(2048, 256, replace=False).astype(np.int64))
 
 
 if __name__ == "__main__":

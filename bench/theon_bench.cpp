@@ -4,7 +4,7 @@
 // measurements of Theon itself: COMPILE (compile time of a 100-op graph, cold and warm disk
 // cache) and OVERHEAD (per-call cost of a 3-node function on 4 elements).
 //
-//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3,W5,COMPILE,OVERHEAD]
+//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3,W5,W7,COMPILE,OVERHEAD]
 //               [--w5-log2 N] [--diag] [--peer NAME] [--no-hand]
 //
 // Inputs: --inputs DIR reads the .npy files that bench/make_inputs.py writes (drawn with
@@ -511,6 +511,72 @@ void run_w5(const Options& o, Rows& rows, const std::string& thread_note) {
   }
 }
 
+// ---------------------------------------------------------------- W7 softmax_rows
+// Row softmax of x (2048, 2048) float32 (the CPU size of cpu_peers.py), resident, a new output
+// each call. Inputs: --inputs DIR/w7_x.npy and w7_rows.npy (numpy default_rng(7) and (77), from
+// make_inputs.py --w7); else drawn here (noted). Check: 256 rows against float64. Figure: GB/s
+// at 8 B/element.
+void run_w7(const Options& o, Rows& rows, const std::string& thread_note) {
+  constexpr int64_t n = 2048;
+  const std::string variant = "softmax:2048x2048";
+  try {
+    std::vector<float> x;
+    std::vector<int64_t> check;
+    std::string source;
+    if (!o.inputs.empty() && std::filesystem::exists(o.inputs + "/w7_x.npy")) {
+      std::vector<int64_t> s;
+      x = read_npy<float>(o.inputs + "/w7_x.npy", s);
+      if (s != std::vector<int64_t>{n, n}) throw std::runtime_error("w7_x.npy: wrong shape");
+      check = read_npy<int64_t>(o.inputs + "/w7_rows.npy", s);
+      source = "inputs=numpy default_rng(7) ";
+    } else {
+      std::mt19937_64 rng(7);
+      std::normal_distribution<float> n01;
+      x.resize(static_cast<size_t>(n * n));
+      for (auto& e : x) e = n01(rng);
+      std::uniform_int_distribution<int64_t> pick(0, n - 1);
+      check.resize(256);
+      for (auto& r : check) r = pick(rng);
+      source = "inputs=mt19937_64 N(0;1) (NOT numpy default_rng: pass --inputs) ";
+    }
+    std::vector<double> ref;
+    for (int64_t r : check) {
+      const float* row = x.data() + r * n;
+      double m = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, double(row[j]));
+      for (int64_t j = 0; j < n; ++j) sum += std::exp(double(row[j]) - m);
+      for (int64_t j = 0; j < n; ++j) ref.push_back(std::exp(double(row[j]) - m) / sum);
+    }
+    const Array X = Array::from_vector<float>(x, Shape{n, n});
+    std::vector<float>().swap(x);
+    Var xv = tensor::matrix("x", DType::Float32);
+    Function f = function({xv}, {tensor::softmax(xv)}, {.name = "W7"});
+    std::cout << "# W7 theon program:\n" << f.explain() << std::flush;
+    Array out = f({X})[0];
+    std::string why;
+    double err = INFINITY;
+    if (out.dtype() == DType::Float32 && out.shape() == Shape{n, n}) {
+      const Array oc = out.contiguous();
+      std::vector<float> picked;
+      for (int64_t r : check) picked.insert(picked.end(), oc.data<float>() + r * n, oc.data<float>() + (r + 1) * n);
+      err = rel_err(picked.data(), picked.size(), ref, why);
+    } else {
+      why = "dtype/shape " + shape_str(out.shape()) + " ";
+    }
+    out = Array();
+    Array last;
+    Measured m = measure([&](int64_t) { last = f({X})[0]; }, Timing{3, 20, 2}, o.quick);
+    const double s_call = m.median;
+    const bool ok = err == err && err <= kStrict;
+    rows.add("W7", o.peer, variant, Rows::fmt(8.0 * n * n / s_call / 1e9, "%.3f"), "GB/s",
+             Rows::fmt(s_call * 1e6, "%.5g"), Rows::fmt(m.spread_pct, "%.1f"), Rows::fmt(err, "%.2e"),
+             Rows::fmt(kStrict, "%.0e"), ok ? "ok" : "FAIL",
+             m.note + thread_note + source + "new output Array per call " + why);
+  } catch (const std::exception& e) {
+    rows.status("W7", o.peer, variant, "ERROR", e.what());
+  }
+}
+
 // ---------------------------------------------------------------- COMPILE
 // A DAG of exactly 100 user-level ops (elementwise, with edges back to earlier values, and
 // row reductions broadcast back) over x (64, 256) float32. Built, compiled (function()) and run
@@ -720,7 +786,7 @@ void usage() {
                "  --csv PATH     write the CSV (WORKLOADS.md section 4 columns) to PATH\n"
                "  --inputs DIR   .npy inputs from bench/make_inputs.py (numpy default_rng(1));\n"
                "                 without it the data come from std::mt19937_64 (noted per row)\n"
-               "  --only LIST    comma list of W1, W2, W3, W5, COMPILE, OVERHEAD (default: W1,W2,W3)\n"
+               "  --only LIST    comma list of W1, W2, W3, W5, W7, COMPILE, OVERHEAD (default: W1,W2,W3)\n"
                "  --w5-log2 N    W5 size n = 2^N (default 24, section 5's CPU size)\n"
                "  --diag         also time sub-graphs (dot, + b, relu, exp, log) and print DIAG lines\n"
                "  --peer NAME    the peer column of Theon's rows (default theon-cpu; run_cpu.sh uses\n"
@@ -790,6 +856,7 @@ int main(int argc, char** argv) {
     for (const auto& w : wls)
       if (selected(o, w.name)) run_workload(o, w, rows, thread_note);
     if (selected(o, "W5")) run_w5(o, rows, thread_note);
+    if (selected(o, "W7")) run_w7(o, rows, thread_note);
     if (selected(o, "COMPILE")) run_compile(o, rows);
     if (selected(o, "OVERHEAD")) run_overhead(o, rows);
     if (o.diag) run_diag(o);
