@@ -145,6 +145,24 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
     return outs[0] if single else outs
 
 
+def consider_constant(x):
+    """Theano's consider_constant(x): x in the forward pass, no gradient through it (zeros:
+    the same op as zero_grad, as Theano's ConsiderConstant gives zeros too)."""
+    return zero_grad(x)
+
+
+def grad_clip(x, lower_bound, upper_bound):
+    """Theano's grad_clip: x in the forward pass; the gradient flowing back through it is
+    clipped to [lower_bound, upper_bound] elementwise (numbers; ValueError when lower > upper)."""
+    return TensorVariable(_core.grad_clip(_v(x), float(lower_bound), float(upper_bound)))
+
+
+def grad_scale(x, multiplier):
+    """Theano's grad_scale: x in the forward pass; the gradient flowing back through it is
+    multiplied by ``multiplier`` (a number)."""
+    return TensorVariable(_core.grad_scale(_v(x), float(multiplier)))
+
+
 def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None, rel_tol=None, mode=None,
                 cast_to_output_type=False, no_debug_ref=True):
     """Checks the symbolic gradient of sum(fun(*pt) * R), R random, against central finite
@@ -178,4 +196,5 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
 verify_grad.E_grad = GradientError
 
 __all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "zero_grad", "verify_grad", "GradientError", "Lop",
-           "Rop"]
+           "Rop", "grad_clip", "grad_scale",
+           "consider_constant"]

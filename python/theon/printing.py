@@ -427,3 +427,15 @@ def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False, hi
         f.write(res.stdout)
     if print_output_file:
         print("The output file is available at", outfile)
+
+
+def __getattr__(name):
+    # Theano's probes whether pydotprint can work (it needed pydot): here, whether Graphviz's
+    # `dot` program is installed, looked up when read.
+    if name in ("pydot_imported", "pydot_imported_msg"):
+        import shutil
+        ok = shutil.which("dot") is not None
+        if name == "pydot_imported":
+            return ok
+        return "" if ok else "Graphviz's 'dot' program is not installed (Debian: apt-get install graphviz)"
+    raise AttributeError(f"module 'theon.printing' has no attribute {name!r}")

@@ -372,3 +372,4 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
 
 from . import monitormode  # noqa: E402  (theano.compile.monitormode)
 from .monitormode import MonitorMode  # noqa: E402
+from .._variable import shared  # noqa: E402,F401  (theano.compile.shared, theano.compile.SharedVariable)

@@ -254,3 +254,71 @@ def clone(output, replace=None, strict=True, share_inputs=True, copy_inputs=None
     cloned = _core.clone([o._v for o in outs], _replace_pairs(replace), bool(strict), bool(share_inputs))
     res = [wrap(c) for c in cloned]
     return res[0] if single else res
+
+
+def stack_search(start, expand, mode="bfs", build_inv=False):
+    """Theano's stack_search: every node reachable from ``start`` (a deque or list) through
+    ``expand(node)`` (an iterable or None), each once, breadth-first ('bfs') or depth-first
+    ('dfs'); with ``build_inv``, also {node: [the nodes whose expansion gave it]}."""
+    if mode not in ("bfs", "dfs"):
+        raise ValueError(f"stack_search: mode must be 'bfs' or 'dfs', got {mode!r}")
+    todo = deque(start)
+    pop = todo.popleft if mode == "bfs" else todo.pop
+    out, seen, inv = [], set(), {}
+    while todo:
+        node = pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(node)
+        more = expand(node)
+        if more:
+            more = list(more)
+            todo.extend(more)
+            if build_inv:
+                for m in more:
+                    inv.setdefault(m, []).append(node)
+    return (out, inv) if build_inv else out
+
+
+def variables_and_orphans(i, o):
+    """(every variable between ``i`` and ``o``, the leaves among them that are not in ``i``)."""
+    block = {v._v.id() for v in _list(i)}
+    vs = variables(i, o)
+    return vs, [v for v in vs if v.owner is None and v._v.id() not in block]
+
+
+def orphans(i, o):
+    """The leaves ``o`` depends on that are not in ``i`` (constants, shared variables, other inputs)."""
+    return variables_and_orphans(i, o)[1]
+
+
+def ops(i, o):
+    """The Apply nodes between ``i`` and ``o`` (a list, in a topological order)."""
+    return io_toposort(i, o)
+
+
+list_of_nodes = ops
+
+
+def is_in_ancestors(l_apply, f_apply):
+    """True when the node ``f_apply`` computes one of the inputs of ``l_apply``, directly or not."""
+    key = f_apply._id
+    for v in ancestors(l_apply.inputs):
+        info = _core.var_owner(v._v)
+        if info is not None and info.id == key:
+            return True
+    return False
+
+
+def equal_computations(xs, ys, in_xs=None, in_ys=None):
+    """True when each ``xs[k]`` computes the same as ``ys[k]`` (is_same_graph), the variables of
+    ``in_xs`` and ``in_ys`` taken as equal pairwise."""
+    if len(xs) != len(ys):
+        raise ValueError(f"equal_computations: {len(xs)} and {len(ys)} variables")
+    givens = list(zip(in_xs or [], in_ys or []))
+    return all(is_same_graph(x, y, givens=givens) for x, y in zip(xs, ys))
+
+
+__all__ += ["stack_search", "variables_and_orphans", "orphans", "ops", "list_of_nodes", "is_in_ancestors",
+            "equal_computations"]
