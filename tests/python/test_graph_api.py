@@ -21,18 +21,16 @@ def test_owner_inputs_and_ancestors_follow_theanos_order():
     assert x.owner is None and s.owner is None
     assert str(z.owner.op) == "Elemwise{mul}" and z.owner.outputs == [z]
     assert z.owner.inputs[1] is s  # the user's own wrapper comes back
-    assert graph.inputs([z])[:2] == [x, graph.inputs([z])[1]]
     leaves = graph.inputs([z])
-    assert x in leaves and y in leaves and s in leaves
-    assert any(isinstance(v, T.TensorConstant) and float(v.data) == 2.0 for v in leaves)
+    assert leaves[0] is x and y in leaves and leaves[-1] is s  # depth first, inputs left to right
+    assert any(isinstance(v, T.TensorConstant) and v.data.size == 1 and v.data.item() == 2.0 for v in leaves)
     anc = graph.ancestors([z])
-    assert anc[0] is z and x in anc and len(anc) == len({v for v in anc})
-    mid = x * 2 + y
-    assert mid not in graph.ancestors([z], blockers=[]) or True
+    assert anc[0] is z and x in anc and len(anc) == len(set(anc))
     assert x not in graph.ancestors([z * 1], blockers=[z])  # the walk stops at a blocker
     order = graph.io_toposort([x, y], [z])
-    pos = {str(n.op): k for k, n in enumerate(order)}
-    assert pos["Elemwise{mul}"] < pos["Elemwise{add}"]  # x * 2 before the add that reads it
+    assert order[0].inputs[0] is x and str(order[0].op) == "Elemwise{mul}"  # x * 2 first
+    assert order[-1] == z.owner and len(order) == len(set(order))
+    assert [str(n.op) for n in order].index("Elemwise{add}") > 0
     assert graph.orphans([x, y], [z]) and all(v.owner is None for v in graph.orphans([x, y], [z]))
     assert graph.is_in_ancestors(z.owner, (x * 2 + y).owner) is False  # a different node
     add = z.owner.inputs[0].owner
@@ -139,8 +137,8 @@ def test_print_order_follows_the_graph(capsys):
 
 def test_pp_prints_expressions():
     x, y = T.dvector("x"), T.dvector("y")
-    assert theano.printing.pp(x + y * 2) == "(x + (y * TensorConstant{2.0}))" or \
-        theano.printing.pp(x + y * 2).startswith("(x + ")
+    assert theano.printing.pp(x + y * 2) == "(x + (y * TensorConstant{2.0}))"
+    assert theano.printing.pp([x - y, -x]) == "(x - y)\n-x"
     assert theano.printing.pp(T.exp(x)) == "exp(x)"
     named = T.exp(x)
     named.name = "e"

@@ -202,8 +202,8 @@ class Function:
             key = {o._v.id(): n for o, n in swaps}
             kw["updates"] = [(key.get(s._v.id(), s), v) for s, v in kw["updates"]]
             kw["givens"] = list(kw["givens"]) + swaps
-        if delete_updates:
-            kw["updates"], kw["no_default_updates"] = [], True
+        if delete_updates:  # inputs read only by the updates become unused: that is the point
+            kw["updates"], kw["no_default_updates"], kw["on_unused_input"] = [], True, "ignore"
         return function(**kw)
 
     def explain(self):
