@@ -71,18 +71,20 @@ class Apply:
         self.inputs = [wrap(v) for v in info.inputs]
         self.outputs = [wrap(v) for v in info.outputs]
 
+    @property
     def nin(self):
         return len(self.inputs)
 
-    nin = property(nin)
-    nout = property(lambda self: len(self.outputs))
+    @property
+    def nout(self):
+        return len(self.outputs)
 
+    @property
     def out(self):
+        """The output of a one-output node."""
         if len(self.outputs) != 1:
             raise ValueError(f"{self}.out: the node has {len(self.outputs)} outputs")
         return self.outputs[0]
-
-    out = property(out)
 
     def __eq__(self, other):
         return isinstance(other, Apply) and other._id == self._id
