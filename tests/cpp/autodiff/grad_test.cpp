@@ -3,6 +3,8 @@
 #include <theon/theon.hpp>
 
 #include "grad_cases.hpp"
+#include "graph/node.hpp"
+#include "graph/op.hpp"
 
 #include <gtest/gtest.h>
 
@@ -145,8 +147,8 @@ TEST(Grad, GradClipAndGradScaleChangeOnlyTheGradient) {
   EXPECT_EQ(clipped.node()->owner->op().kind(), graph::OpKind::GradClip);
   EXPECT_EQ(scaled.node()->owner->op().kind(), graph::OpKind::GradScale);
   const Array xs = Array::from_vector<double>({-2, -0.5, 1, 3}), ws = Array::from_vector<double>({1, -1, 2, 0.5});
-  Function f = function({x, w}, {clipped * 1.0, scaled * 1.0, grad(tensor::sum(tensor::pow(clipped, 3.0) * w), x),
-                                 grad(tensor::sum(tensor::pow(scaled, 3.0) * w), x)});
+  Function f = function({x, w}, {clipped * 1.0, scaled * 1.0, grad(tensor::sum(tensor::pow(clipped, as_var(3.0)) * w), x),
+                                 grad(tensor::sum(tensor::pow(scaled, as_var(3.0)) * w), x)});
   const std::vector<Array> r = f({xs, ws});
   EXPECT_EQ(r[0].to_vector<double>(), xs.to_vector<double>());
   EXPECT_EQ(r[1].to_vector<double>(), xs.to_vector<double>());
