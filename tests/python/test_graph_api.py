@@ -272,6 +272,18 @@ def test_monitor_mode_detects_nan_before_updates():
         MonitorMode(linker="c")
 
 
+def test_detect_nan_prints_the_node(capsys):
+    from theon.compile.monitormode import MonitorMode, detect_nan
+    x = T.dvector("x")
+    f = theano.function([x], T.log(x) * 2, mode=MonitorMode(post_func=detect_nan))
+    f(np.array([1.0, 2.0]))
+    assert "NaN" not in capsys.readouterr().out
+    out = f(np.array([-1.0, 2.0]))
+    assert np.isnan(out[0])
+    text = capsys.readouterr().out
+    assert "*** NaN detected ***" in text and "Elemwise{log}" in text and "Inputs : [array([-1.,  2.])]" in text
+
+
 # ---- scalar, devices ----
 
 def test_scalar_upcast_and_types():

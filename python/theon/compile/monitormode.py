@@ -20,7 +20,7 @@ update is applied. Calls cost about twice as much plus one small function call p
 from .. import _core
 from .._variable import TensorVariable
 
-__all__ = ["MonitorMode"]
+__all__ = ["MonitorMode", "detect_nan"]
 
 
 class _NodeStorage:
@@ -123,3 +123,18 @@ class _Monitor:
                 values[o._v.id()] = r
             if self.mode.post_func is not None:
                 self.mode.post_func(k, node, storage)
+
+
+def detect_nan(i, node, fn):
+    """Theano's example post_func: prints the node (debugprint), its inputs and its outputs when
+    one of its outputs holds a NaN. ``MonitorMode(post_func=detect_nan)``."""
+    import numpy as np
+    from ..printing import debugprint
+    for output in fn.outputs:
+        value = np.asarray(output[0])
+        if value.dtype.kind == "f" and np.isnan(value).any():
+            print("*** NaN detected ***")
+            debugprint(node)
+            print("Inputs : %s" % [inp[0] for inp in fn.inputs])
+            print("Outputs: %s" % [out[0] for out in fn.outputs])
+            break
