@@ -313,3 +313,11 @@ def test_device_probes_answer_from_theons_state():
     assert theano.config.device == "cuda0"
     with pytest.raises(AttributeError):
         cuda.CudaNdarrayType  # noqa: B018
+
+
+def test_walks_compute_no_test_values():
+    x = T.dvector("x")
+    y = T.exp(x * 2) + 1
+    theano.config.compute_test_value = "raise"  # x has no test value: making a wrapper must not evaluate
+    assert len(graph.ancestors([y])) == 6
+    assert graph.inputs([y])[0] is x

@@ -10,6 +10,7 @@ from collections import deque
 import numpy as np
 
 from .. import _core
+from .. import _variable
 from .._variable import SharedVariable, TensorConstant, TensorVariable, _WRAPPERS, as_tensor_variable
 
 __all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "Variable",
@@ -33,7 +34,14 @@ def wrap(var):
         return c
     if role == "shared":
         return SharedVariable(var)
-    return TensorVariable(var)
+    # A wrapper for an existing node: no test value to compute (config.compute_test_value is for
+    # the variables the user's code makes, and walking a graph must not evaluate it).
+    saved = _variable._computing_test_value
+    _variable._computing_test_value = True
+    try:
+        return TensorVariable(var)
+    finally:
+        _variable._computing_test_value = saved
 
 
 class Op:
