@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 
 # ocl-icd-opencl-dev: oneDNN's CMake package looks for OpenCL (a Recommends of libdnnl-dev,
 # which --no-install-recommends leaves out). libssl-dev: SHA-256 of cached kernel modules.
+# graphviz: the `dot` program theon.printing.pydotprint runs.
 PACKAGES=(cmake ninja-build ccache g++ pkg-config libdnnl-dev ocl-icd-opencl-dev libsleef-dev
-          libopenblas-dev libssl-dev libgtest-dev googletest libbenchmark-dev python3-venv python3-dev)
+          libopenblas-dev libssl-dev libgtest-dev googletest libbenchmark-dev python3-venv python3-dev
+          graphviz)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -44,6 +44,12 @@ std::vector<Var> grad(const Var& cost, std::initializer_list<Var> wrt, const Gra
 Var disconnected_grad(const Var& x);
 /// x in the forward pass; its gradient is zero.
 Var zero_grad(const Var& x);
+/// x in the forward pass; the gradient flowing back through it is clipped to [lower, upper]
+/// elementwise (Theano's theano.gradient.grad_clip). ValueError when lower > upper.
+Var grad_clip(const Var& x, double lower, double upper);
+/// x in the forward pass; the gradient flowing back through it is multiplied by `multiplier`
+/// (Theano's theano.gradient.grad_scale).
+Var grad_scale(const Var& x, double multiplier);
 
 /// d y[i] / d x for a vector y of static length: a matrix (len(y), x.size) reshaped to
 /// y.shape + x.shape. (A dynamic length needs scan, which Theon does not have yet.)

@@ -6,6 +6,7 @@
 #include <theon/error.hpp>
 #include <theon/function.hpp>
 #include <theon/grad.hpp>
+#include <theon/graph.hpp>
 #include <theon/kernel_cache.hpp>
 #include <theon/printing.hpp>
 #include <theon/random.hpp>

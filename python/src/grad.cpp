@@ -21,6 +21,8 @@ void init_grad(nb::module_& m) {
   m.def("undefined_var", [] { return Var(); });
   m.def("disconnected_grad", &disconnected_grad, nb::arg("x"));
   m.def("zero_grad", &zero_grad, nb::arg("x"));
+  m.def("grad_clip", &grad_clip, nb::arg("x"), nb::arg("lower"), nb::arg("upper"));
+  m.def("grad_scale", &grad_scale, nb::arg("x"), nb::arg("multiplier"));
   m.def("jacobian", &jacobian, nb::arg("y"), nb::arg("x"));
   m.def("hessian", &hessian, nb::arg("cost"), nb::arg("x"));
   // The callback builds a graph from Python: the GIL stays held throughout.

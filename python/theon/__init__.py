@@ -20,6 +20,17 @@ from ._device import CudaStatus, DeviceArray, cuda_status, empty_cache, memory_s
 
 Variable = TensorVariable
 
+# Graph and gradient names of Theano's top level (issue 17): clone, Rop/Lop, pprint; the
+# scalar, sandbox.cuda and compile.monitormode module paths.
+from .gof.graph import Apply, Constant, clone
+from .tensor import dot
+from .gradient import Lop, Rop
+from .printing import pprint
+from . import scalar
+from . import sandbox
+from .sandbox import cuda as _sandbox_cuda  # noqa: F401  (theano.sandbox.cuda after `import theano`)
+
 __all__ = ["from_dlpack", "cuda_status", "CudaStatus", "memory_stats", "empty_cache", "to_device", "DeviceArray",
            "config", "change_flags", "errors", "shared", "tensor", "function", "In", "Out", "grad", "gradient",
-           "printing", "gof", "cache", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function"]
+           "printing", "gof", "cache", "debugprint", "pp", "SharedVariable", "TensorVariable", "Variable", "Function",
+           "clone", "Lop", "Rop", "pprint", "scalar", "sandbox", "Apply", "Constant", "dot"]

@@ -370,6 +370,13 @@ class TensorVariable:
         return TensorType(self.dtype, shape=self._v.static_shape)
 
     @property
+    def owner(self):
+        """The node computing this variable (theon.gof.graph.Apply: .op, .inputs, .outputs), or
+        None for a symbolic input, a shared variable or a constant (Theano's ``var.owner``)."""
+        from .gof.graph import owner
+        return owner(self)
+
+    @property
     def shape(self):
         return _shape_of(self)
 

@@ -68,6 +68,101 @@ def zero_grad(x):
     return TensorVariable(_core.zero_grad(_v(x)))
 
 
+def _as_list(x):
+    return (list(x), False) if isinstance(x, (list, tuple)) else ([x], True)
+
+
+def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):
+    """Theano's L-operator: ``eval_points · df/dwrt`` (a vector-Jacobian product) for each of
+    ``wrt``, summed over the outputs ``f`` (a variable or a list of them; ``eval_points`` has
+    one variable per output, of its shape). It is ``grad`` with known output gradients:
+    ``grad(None, wrt, known_grads={f: eval_points})``. Returns a variable for a single
+    ``wrt``, else a list."""
+    fs, _ = _as_list(f)
+    evs, _ = _as_list(eval_points)
+    if len(fs) != len(evs):
+        raise ValueError(f"Lop: {len(fs)} output(s) but {len(evs)} eval point(s)")
+    known = []
+    for k, (y, e) in enumerate(zip(fs, evs)):
+        y, e = as_tensor_variable(y), as_tensor_variable(e)
+        if y.ndim != e.ndim:
+            raise ValueError(f"Lop: eval point {k} ({e.type}) must have the rank of output {k} ({y.type})")
+        known.append((y, e))
+    return grad(None, wrt, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs,
+                known_grads=known)
+
+
+def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):
+    """Theano's R-operator: ``df/dwrt · eval_points`` (a Jacobian-vector product) for each of the
+    outputs ``f``, summed over ``wrt`` (``eval_points``: one variable per ``wrt``, of its
+    shape). Returns a variable for a single ``f``, else a list.
+
+    Theon computes it with the double-L trick rather than per-op R_ops: with ``u`` a new
+    variable of f's type, ``g(u) = Lop(f, wrt, u)`` is linear in ``u``, and
+    ``Rop = d/du [sum(g(u) · eval_points)]``; ``u`` is then replaced by zeros (the result does
+    not depend on it), so the graph reads only f's inputs and the eval points. Every op with a
+    gradient works (twice differentiable ones: the second pass differentiates the gradient's
+    graph); the rewrites remove most of the extra work. An output that does not depend on
+    ``wrt`` gets zeros (``disconnected_outputs='raise'`` raises instead, as Theano does)."""
+    from . import tensor as T
+    from .gof.graph import clone
+    if return_disconnected not in ("zero", "Zero"):
+        raise TheonNotImplementedError(f"Rop(return_disconnected={return_disconnected!r}): disconnected outputs "
+                                       "get zeros")
+    fs, single = _as_list(f)
+    ws, _ = _as_list(wrt)
+    evs, _ = _as_list(eval_points)
+    if len(ws) != len(evs):
+        raise ValueError(f"Rop: {len(ws)} wrt variable(s) but {len(evs)} eval point(s)")
+    fs = [as_tensor_variable(y) for y in fs]
+    ws = [as_tensor_variable(w) for w in ws]
+    evs = [as_tensor_variable(e) for e in evs]
+    for k, (w, e) in enumerate(zip(ws, evs)):
+        if w.ndim != e.ndim:
+            raise ValueError(f"Rop: eval point {k} ({e.type}) must have the rank of wrt {k} ({w.type})")
+    from .gof.graph import ancestors
+    if disconnected_outputs == "raise":
+        wanted = {w._v.id() for w in ws}
+        for k, y in enumerate(fs):
+            if not any(a._v.id() in wanted for a in ancestors([y])):
+                raise ValueError(f"Rop: output {k} ({y}) does not depend on any of wrt "
+                                 "(disconnected_outputs='ignore' gives zeros)")
+    elif disconnected_outputs not in ("ignore", "warn"):
+        raise ValueError(f"Rop: disconnected_outputs must be 'raise', 'warn' or 'ignore', got {disconnected_outputs!r}")
+    us = []
+    for k, y in enumerate(fs):
+        fdt = y.dtype if y.dtype.startswith("float") else "float64"
+        us.append(T.TensorType(fdt, shape=y.type.shape)(f"rop_u{k}"))
+    gs = Lop(fs, ws, us, disconnected_inputs="ignore")
+    gs = gs if isinstance(gs, list) else [gs]
+    total = None
+    for g, e in zip(gs, evs):
+        term = T.sum(g * e)
+        total = term if total is None else total + term
+    outs = grad(total, us, disconnected_inputs="ignore")
+    zeros = [(u, T.zeros_like(y, dtype=u.dtype)) for u, y in zip(us, fs)]
+    outs = clone(outs, replace=zeros, strict=False)
+    return outs[0] if single else outs
+
+
+def consider_constant(x):
+    """Theano's consider_constant(x): x in the forward pass, no gradient through it (zeros:
+    the same op as zero_grad, as Theano's ConsiderConstant gives zeros too)."""
+    return zero_grad(x)
+
+
+def grad_clip(x, lower_bound, upper_bound):
+    """Theano's grad_clip: x in the forward pass; the gradient flowing back through it is
+    clipped to [lower_bound, upper_bound] elementwise (numbers; ValueError when lower > upper)."""
+    return TensorVariable(_core.grad_clip(_v(x), float(lower_bound), float(upper_bound)))
+
+
+def grad_scale(x, multiplier):
+    """Theano's grad_scale: x in the forward pass; the gradient flowing back through it is
+    multiplied by ``multiplier`` (a number)."""
+    return TensorVariable(_core.grad_scale(_v(x), float(multiplier)))
+
+
 def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None, rel_tol=None, mode=None,
                 cast_to_output_type=False, no_debug_ref=True):
     """Checks the symbolic gradient of sum(fun(*pt) * R), R random, against central finite
@@ -100,4 +195,6 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
 
 verify_grad.E_grad = GradientError
 
-__all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "zero_grad", "verify_grad", "GradientError"]
+__all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "zero_grad", "verify_grad", "GradientError", "Lop",
+           "Rop", "grad_clip", "grad_scale",
+           "consider_constant"]

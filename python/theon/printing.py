@@ -160,8 +160,11 @@ def _render(tops, depth, print_type, ids, stop_on_name, order):
 def _source(obj):
     """(C++ debugprint text, the compiled program's nodes or None) for what debugprint takes."""
     from .compile import Function, FunctionGraph
+    from .gof.graph import Apply
     if isinstance(obj, (Function, FunctionGraph)):
         obj = obj._fn
+    if isinstance(obj, Apply):  # a node (MonitorMode's callbacks get one): its outputs' graph
+        obj = obj.outputs
     if isinstance(obj, _core.Function):
         return _core.debugprint_function(obj), obj.nodes()
     if isinstance(obj, (list, tuple)):
@@ -197,9 +200,242 @@ def debugprint(obj, depth=-1, print_type=False, file=None, ids="CHAR", stop_on_n
     return file
 
 
+_INFIX = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "true_div": ("/", 2), "int_div": ("//", 2),
+          "floor_div": ("//", 2), "mod": ("%", 2), "pow": ("**", 3), "lt": ("<", 0), "gt": (">", 0),
+          "le": ("<=", 0), "ge": (">=", 0), "eq": ("==", 0), "neq": ("!=", 0), "and_": ("&", 0),
+          "or_": ("|", 0), "xor": ("^", 0)}
+_ELEMWISE = re.compile(r"^Elemwise\{(\w+)\}$")
+
+
+def _pp_leaf(v):
+    from .gof.graph import wrap
+    if _core.var_role(v) == "constant":
+        value = _core.constant_value(v)
+        return f"TensorConstant{{{value.item() if value.size == 1 else value.tolist()}}}"
+    name = v.name
+    return name if name else f"<{wrap(v).type}>"
+
+
 def pprint(obj):
-    """A one-graph text form (Theon gives debugprint's tree)."""
-    return debugprint(obj, file="str")
+    """Theano's pp: each variable as one expression, infix for arithmetic and comparisons
+    (``(x + (y * TensorConstant{2.0}))``), ``op(args)`` for the rest; a named result shows its
+    name only when it is one of the inputs of another expression (Theano's rule), constants
+    as ``TensorConstant{value}``. A list gives one line per variable; a function, its outputs."""
+    from .compile import Function
+    if isinstance(obj, Function):
+        obj = obj.maker.outputs
+    if isinstance(obj, (list, tuple)):
+        return "\n".join(pprint(o) for o in obj)
+    root = obj._v if isinstance(obj, TensorVariable) else _v(obj)
+    text = {}
+    todo = [(root, False)]
+    while todo:  # iterative post-order: deep graphs must not exhaust Python's stack
+        v, ready = todo.pop()
+        key = v.id()
+        if key in text:
+            continue
+        info = _core.var_owner(v)
+        if info is None or (v.name and key != root.id()):
+            text[key] = _pp_leaf(v) if info is None else v.name
+            continue
+        if not ready:
+            todo.append((v, True))
+            todo.extend((i, False) for i in reversed(info.inputs))
+            continue
+        args = [text[i.id()] for i in info.inputs]
+        m = _ELEMWISE.match(info.op)
+        op = m.group(1) if m else None
+        if op in _INFIX and len(args) == 2:
+            text[key] = f"({args[0]} {_INFIX[op][0]} {args[1]})"
+        elif op == "neg" and len(args) == 1:
+            text[key] = f"-{args[0]}"
+        else:
+            name = op if op else info.op
+            suffix = f"[{info.index}]" if len(info.outputs) > 1 else ""
+            text[key] = f"{name}({', '.join(args)}){suffix}"
+    return text[root.id()]
 
 
 pp = pprint
+
+
+# ---- Print: values shown as a function runs ----
+
+def _print_fn(op, xin):
+    for attr in op.attrs:
+        temp = getattr(xin, attr)
+        pmsg = temp() if callable(temp) else temp
+        print(op.message, attr, "=", pmsg)
+
+
+class Print:
+    """Theano's ``theano.printing.Print(message, attrs=('__str__',), global_fn=...)``: ``Print(
+    'x')(x)`` is x, and each call of a function that computes it prints ``message attr = value``
+    for each attribute of the value's NumPy array (``'__str__'``, ``'shape'``, ``'mean'``,
+    ``'min'``...: called when callable), or calls ``global_fn(op, value)`` instead. Gradients
+    pass through it.
+
+    Theon computes the printed variables as extra outputs of the function and reports them
+    after the call, in the order the graph computes them (a call that fails prints nothing;
+    Theano prints as each node runs). On a GPU the value is copied to the host, as any output."""
+
+    def __init__(self, message="", attrs=("__str__",), global_fn=_print_fn):
+        self.message = message
+        self.attrs = tuple(attrs)
+        self.global_fn = global_fn
+
+    def __call__(self, x):
+        from .tensor import switch
+        x = x if isinstance(x, TensorVariable) else TensorVariable(_v(x))
+        y = x.copy() if x.ndim else None  # a view: a new variable with x's value
+        if y is None or y._v.id() == x._v.id():
+            y = switch(True, x, x)
+        _PRINTED[y._v.id()] = (self, y)
+        return y
+
+    def __str__(self):
+        return f"Print{{message={self.message!r}, attrs={self.attrs}}}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, Print) and (self.message, self.attrs, self.global_fn) == \
+            (other.message, other.attrs, other.global_fn)
+
+    def __hash__(self):
+        return hash((self.message, self.attrs))
+
+
+# Variables made by Print, by graph-variable id: (the Print, the variable). The entry keeps the
+# variable alive, so its id is never reused by another variable.
+_PRINTED = {}
+
+
+def _prints_in(variables, givens=()):
+    """(Print, variable) of each Print variable the graphs of `variables` (and of the givens'
+    replacements) read, in an order where a Print comes after the Prints it depends on."""
+    if not _PRINTED:
+        return []
+    from .gof.graph import io_toposort
+    roots = list(variables) + [TensorVariable(new) for _, new in givens]
+    found = []
+    for node in io_toposort([], roots):
+        for out in node.outputs:
+            hit = _PRINTED.get(out._v.id())
+            if hit is not None:
+                found.append(hit)
+    return found
+
+
+def _report_prints(spec, outs):
+    """Calls each Print's global_fn with its value (the extra outputs); the function's own outputs."""
+    n, ops = spec
+    for op, value in zip(ops, outs[n:]):
+        op.global_fn(op, value)
+    return outs[:n]
+
+
+# ---- pydotprint: the graph as a picture (Graphviz's dot) ----
+
+def _dot_quote(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _dot_source(obj, with_ids=False, max_label_size=70):
+    """The graph of a function (its optimized program), of a variable or of a list of them as
+    Graphviz text: a box per node (its op), an ellipse per leaf (inputs and shared variables green,
+    constants grey) and per output (blue), edges labelled by input position."""
+    text, _ = _source(obj)
+    tops = _parse(text)
+    lines = ["digraph theano {", "  rankdir=TB;", "  node [fontname=\"Helvetica\"];"]
+    ids = {}
+
+    def node_id(node):
+        if node.key not in ids:
+            ids[node.key] = f"n{len(ids)}"
+        return ids[node.key]
+
+    def cut(s):
+        return s if len(s) <= max_label_size else s[:max_label_size - 3] + "..."
+
+    drawn = set()
+    for line in _walk(tops):
+        node = line.node
+        if node.key in drawn:
+            continue
+        drawn.add(node.key)
+        nid = node_id(node)
+        label = line.label + (f" id={node.key}" if with_ids else "")
+        if node.is_apply:
+            lines.append(f"  {nid} [shape=box, label={_dot_quote(cut(label))}];")
+            for k, child in enumerate(node.children):
+                edge = f" [label={_dot_quote(str(k))}]" if len(node.children) > 1 else ""
+                lines.append(f"  {node_id(child.node)} -> {nid}{edge};")
+        else:
+            const = line.label.startswith("TensorConstant") or re.match(r"^-?[0-9.]", line.label)
+            style = "fillcolor=lightgrey" if const else "fillcolor=limegreen"
+            label = line.label if not _UNNAMED.match(line.label) else f"<{_theano_type(line.type)}>"
+            lines.append(f"  {nid} [shape=ellipse, style=filled, {style}, label={_dot_quote(cut(label))}];")
+    for k, top in enumerate(tops):
+        out = f"out{k}"
+        name = top.name or f"output {k}"
+        lines.append(f"  {out} [shape=ellipse, style=filled, fillcolor=dodgerblue, "
+                     f"label={_dot_quote(cut(name + ' ' + str(_theano_type(top.type))))}];")
+        lines.append(f"  {node_id(top.node)} -> {out};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False, high_contrast=True,
+               cond_highlight=None, colorCodes=None, max_label_size=70, scan_graphs=False,
+               var_with_name_simple=False, print_output_file=True, return_image=False):
+    """Theano's pydotprint: draws the graph of a compiled function (its optimized program, as
+    debugprint shows it), of a variable or of a list of variables with Graphviz's ``dot``
+    program (Theano used pydot over it), in ``format`` (png, svg, pdf, dot, ...). Writes
+    ``outfile`` (default: ``<compiledir>/theano.pydotprint.<device>.<format>``) and prints its
+    name, or returns the image's bytes with ``return_image=True``. RuntimeError when ``dot``
+    is not installed (Debian: ``apt-get install graphviz``).
+
+    Drawn as Theano's compact form: an Apply box per node, an ellipse per leaf and per output.
+    ``compact``, ``high_contrast``, ``colorCodes``, ``cond_highlight``, ``scan_graphs`` and
+    ``var_with_name_simple`` choose among Theano's pydot styles; Theon has one style, so
+    any other value than Theano's default is refused rather than ignored."""
+    import os
+    import shutil
+    import subprocess
+    from .configparser import config
+    if not compact or not high_contrast or colorCodes is not None or cond_highlight is not None or scan_graphs \
+            or var_with_name_simple:
+        from .errors import not_available
+        raise not_available("pydotprint's alternative styles (compact, high_contrast, colorCodes, cond_highlight, "
+                            "scan_graphs, var_with_name_simple)", "Theon draws one style")
+    if not isinstance(format, str) or not re.match(r"^[a-z0-9_:]+$", format):
+        raise ValueError(f"pydotprint: format must be a Graphviz output format name (png, svg, pdf...), got {format!r}")
+    source = _dot_source(fct, with_ids=with_ids, max_label_size=max_label_size)
+    dot = shutil.which("dot")
+    if dot is None:
+        raise RuntimeError("pydotprint needs Graphviz's 'dot' program, which is not installed "
+                           "(Debian: apt-get install graphviz; scripts/setup.sh installs it)")
+    res = subprocess.run([dot, "-T" + format], input=source.encode(), capture_output=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"pydotprint: dot -T{format} failed ({res.returncode}): {res.stderr.decode(errors='replace')}")
+    if return_image:
+        return res.stdout
+    if outfile is None:
+        outfile = os.path.join(config.compiledir, f"theano.pydotprint.{config.device}.{format}")
+    with open(outfile, "wb") as f:
+        f.write(res.stdout)
+    if print_output_file:
+        print("The output file is available at", outfile)
+
+
+def __getattr__(name):
+    # Theano's probes whether pydotprint can work (it needed pydot): here, whether Graphviz's
+    # `dot` program is installed, looked up when read.
+    if name in ("pydot_imported", "pydot_imported_msg"):
+        import shutil
+        ok = shutil.which("dot") is not None
+        if name == "pydot_imported":
+            return ok
+        return "" if ok else "Graphviz's 'dot' program is not installed (Debian: apt-get install graphviz)"
+    raise AttributeError(f"module 'theon.printing' has no attribute {name!r}")

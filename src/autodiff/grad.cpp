@@ -11,7 +11,9 @@
 
 #include <theon/config.hpp>
 
+#include <cmath>
 #include <iostream>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -25,6 +27,28 @@ namespace autodiff {
 std::vector<VarPtr> GradientBlock::L_op(const Apply&, const std::vector<VarPtr>& output_grads) const {
   if (!zero_ || !output_grads[0]) return {nullptr};
   return {ops::elemwise(ops::ScalarOpId::Mul, {output_grads[0], ops::literal(0, false)})};
+}
+
+namespace {
+std::string number_text(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+}  // namespace
+
+graph::OpProps GradientTransform::props() const {
+  if (kind_ == graph::OpKind::GradClip) return {{"lower", number_text(a_)}, {"upper", number_text(b_)}};
+  return {{"multiplier", number_text(a_)}};
+}
+
+std::vector<VarPtr> GradientTransform::L_op(const Apply&, const std::vector<VarPtr>& output_grads) const {
+  if (!output_grads[0]) return {nullptr};
+  const VarPtr& g = output_grads[0];
+  if (kind_ == graph::OpKind::GradClip)
+    return {ops::elemwise(ops::ScalarOpId::Clip, {g, ops::literal(a_, false), ops::literal(b_, false)})};
+  return {ops::elemwise(ops::ScalarOpId::Mul, {g, ops::literal(a_, false)})};
 }
 
 }  // namespace autodiff
@@ -250,6 +274,24 @@ Var disconnected_grad(const Var& x) {
 Var zero_grad(const Var& x) {
   if (!x.defined()) throw ValueError("zero_grad: undefined Var");
   return Var(graph::make_output(std::make_shared<autodiff::GradientBlock>(true), {x.node()}, x.node()->type));
+}
+
+Var grad_clip(const Var& x, double lower, double upper) {
+  if (!x.defined()) throw ValueError("grad_clip: undefined Var");
+  if (std::isnan(lower) || std::isnan(upper) || lower > upper)
+    throw ValueError("grad_clip(" + x.node()->label() + ", " + autodiff::number_text(lower) + ", " +
+                     autodiff::number_text(upper) + "): the lower bound must not exceed the upper bound");
+  auto op = std::make_shared<autodiff::GradientTransform>(graph::OpKind::GradClip, lower, upper);
+  return Var(graph::make_output(op, {x.node()}, x.node()->type));
+}
+
+Var grad_scale(const Var& x, double multiplier) {
+  if (!x.defined()) throw ValueError("grad_scale: undefined Var");
+  if (!std::isfinite(multiplier))
+    throw ValueError("grad_scale(" + x.node()->label() + ", " + autodiff::number_text(multiplier) +
+                     "): the multiplier must be finite");
+  auto op = std::make_shared<autodiff::GradientTransform>(graph::OpKind::GradScale, multiplier, 0);
+  return Var(graph::make_output(op, {x.node()}, x.node()->type));
 }
 
 }  // namespace theon

@@ -5,6 +5,8 @@ namespace theon::ops {
 // GradientBlock belongs to autodiff, a layer above ops: its factory cannot live beside it.
 THEON_NOT_REBUILDABLE(ZeroGrad, "GradientBlock belongs to autodiff, a layer above ops")
 THEON_NOT_REBUILDABLE(DisconnectedGrad, "GradientBlock belongs to autodiff, a layer above ops")
+THEON_NOT_REBUILDABLE(GradClip, "GradientTransform belongs to autodiff, a layer above ops")
+THEON_NOT_REBUILDABLE(GradScale, "GradientTransform belongs to autodiff, a layer above ops")
 
 std::shared_ptr<const graph::Op> make_op(graph::OpKind kind, const graph::OpProps& props) {
   PropReader p(kind, props);

@@ -1,10 +1,12 @@
 """theon.gof: Theano's ``theano.gof`` names that programs use for type checks
-(``isinstance(v, theano.gof.Variable)``). Every Theon variable is a TensorVariable: constants
-and shared variables are subclasses of it.
+(``isinstance(v, theano.gof.Variable)``) and graph walks (``theano.gof.graph``). Every Theon
+variable is a TensorVariable: constants and shared variables are subclasses of it.
 """
 from .._variable import SharedVariable, TensorConstant, TensorVariable
+from . import graph
+from .graph import Apply, Op
 
 Variable = TensorVariable
 Constant = TensorConstant
 
-__all__ = ["Variable", "Constant", "SharedVariable"]
+__all__ = ["Variable", "Constant", "SharedVariable", "graph", "Apply", "Op"]

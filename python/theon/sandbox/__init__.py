@@ -1,1 +1,1 @@
-"""theon.sandbox: Theano's sandbox module paths that programs import (rng_mrg)."""
+"""theon.sandbox: Theano's sandbox module paths that programs import (rng_mrg, cuda)."""

@@ -153,7 +153,8 @@ void advanced_inc_loop(const Apply& node, const std::vector<Array>& inputs, std:
 
 void register_shape_loops(CpuBackend& backend) {
   using K = graph::OpKind;
-  for (K k : {K::DimShuffle, K::Reshape, K::BroadcastTo, K::Subtensor, K::Shape, K::ZeroGrad, K::DisconnectedGrad})
+  for (K k : {K::DimShuffle, K::Reshape, K::BroadcastTo, K::Subtensor, K::Shape, K::ZeroGrad, K::DisconnectedGrad,
+              K::GradClip, K::GradScale})
     register_loop(backend, k, view);
   register_loop(backend, K::Join, join_loop);
   register_loop(backend, K::Alloc, alloc_loop);

@@ -35,7 +35,7 @@ void register_reduce_kernels(CudaBackend&);     // Reduce, SumTo, ArgMax
 void register_nnet_kernels(CudaBackend&);       // Softmax, LogSoftmax, crossentropy family, OneHot
 void register_shape_kernels(CudaBackend&);      // views, copies, Join, Subtensor family, Alloc
 void register_blas_kernels(CudaBackend&);       // Dot, Gemm, BatchedMatmul (cuBLAS; integer: own kernel)
-void register_grad_kernels(CudaBackend&);       // ZeroGrad, DisconnectedGrad (views)
+void register_grad_kernels(CudaBackend&);       // ZeroGrad, DisconnectedGrad, GradClip, GradScale (views)
 void register_random_kernels(CudaBackend&);     // RandomDraw (Philox), Assert
 
 }  // namespace theon::backends::cuda

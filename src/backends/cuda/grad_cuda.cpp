@@ -1,5 +1,6 @@
 // CUDA kernel of GradientBlock (zero_grad, disconnected_grad: kinds ZeroGrad and
-// DisconnectedGrad). Forward, both are the identity: the output is a view of the input, as
+// DisconnectedGrad) and GradientTransform (grad_clip, grad_scale: kinds GradClip and
+// GradScale). Forward, all are the identity: the output is a view of the input, as
 // in the op's perform(), so the kernel sets it from metadata alone (no launch, no copy; like
 // the views of shape_cuda.cpp). The kinds differ only in their gradients, which grad()
 // builds as ordinary graphs that are placed like any other.
@@ -27,6 +28,8 @@ class GradientBlockKernel final : public CudaKernel {
 void register_grad_kernels(CudaBackend& b) {
   b.register_kernel(graph::OpKind::ZeroGrad, std::make_unique<GradientBlockKernel>());
   b.register_kernel(graph::OpKind::DisconnectedGrad, std::make_unique<GradientBlockKernel>());
+  b.register_kernel(graph::OpKind::GradClip, std::make_unique<GradientBlockKernel>());
+  b.register_kernel(graph::OpKind::GradScale, std::make_unique<GradientBlockKernel>());
 }
 
 }  // namespace theon::backends::cuda

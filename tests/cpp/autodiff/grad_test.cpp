@@ -3,6 +3,8 @@
 #include <theon/theon.hpp>
 
 #include "grad_cases.hpp"
+#include "graph/node.hpp"
+#include "graph/op.hpp"
 
 #include <gtest/gtest.h>
 
@@ -135,6 +137,34 @@ TEST(Grad, Controls) {
   Var h = x * 2.0;
   Var g = grad(Var(), x, {.known_grads = {{h, tensor::dvector("gh")}}});
   (void)g;
+}
+
+TEST(Grad, GradClipAndGradScaleChangeOnlyTheGradient) {
+  // Forward both are x; backward the gradient 3 * x^2 * w is clipped to [-2, 5] / scaled by -0.5.
+  Var x = tensor::dvector("x"), w = tensor::dvector("w");
+  Var clipped = grad_clip(x, -2.0, 5.0);
+  Var scaled = grad_scale(x, -0.5);
+  EXPECT_EQ(clipped.node()->owner->op().kind(), graph::OpKind::GradClip);
+  EXPECT_EQ(scaled.node()->owner->op().kind(), graph::OpKind::GradScale);
+  const Array xs = Array::from_vector<double>({-2, -0.5, 1, 3}), ws = Array::from_vector<double>({1, -1, 2, 0.5});
+  Function f = function({x, w}, {clipped * 1.0, scaled * 1.0, grad(tensor::sum(tensor::pow(clipped, as_var(3.0)) * w), x),
+                                 grad(tensor::sum(tensor::pow(scaled, as_var(3.0)) * w), x)});
+  const std::vector<Array> r = f({xs, ws});
+  EXPECT_EQ(r[0].to_vector<double>(), xs.to_vector<double>());
+  EXPECT_EQ(r[1].to_vector<double>(), xs.to_vector<double>());
+  std::vector<double> want_clip, want_scale;
+  for (size_t i = 0; i < 4; ++i) {
+    const double g = 3 * xs.to_vector<double>()[i] * xs.to_vector<double>()[i] * ws.to_vector<double>()[i];
+    want_clip.push_back(std::min(5.0, std::max(-2.0, g)));
+    want_scale.push_back(-0.5 * g);
+  }
+  EXPECT_EQ(r[2].to_vector<double>(), want_clip);
+  EXPECT_EQ(r[3].to_vector<double>(), want_scale);
+  // Equal parameters merge; the bounds are checked.
+  EXPECT_TRUE(grad_clip(x, -2.0, 5.0).node()->owner->op().equals(clipped.node()->owner->op()));
+  EXPECT_FALSE(grad_clip(x, -2.0, 4.0).node()->owner->op().equals(clipped.node()->owner->op()));
+  EXPECT_THROW(grad_clip(x, 1.0, -1.0), ValueError);
+  EXPECT_THROW(grad_scale(x, std::nan("")), ValueError);
 }
 
 TEST(Grad, Errors) {

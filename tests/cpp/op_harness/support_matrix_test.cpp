@@ -121,6 +121,12 @@ const std::map<OpKind, Note>& notes() {
       {OpKind::DisconnectedGrad,
        {{"tests/cpp/autodiff/grad_test.cpp", "tests/cpp/backends/cuda/grad_gpu_test.cpp"},
         "`disconnected_grad(x)`: x forward (a view), no gradient"}},
+      {OpKind::GradClip,
+       {{"tests/cpp/autodiff/grad_test.cpp", "tests/cpp/backends/cuda/grad_gpu_test.cpp"},
+        "`grad_clip(x, lower, upper)`: x forward (a view), the gradient clipped"}},
+      {OpKind::GradScale,
+       {{"tests/cpp/autodiff/grad_test.cpp", "tests/cpp/backends/cuda/grad_gpu_test.cpp"},
+        "`grad_scale(x, multiplier)`: x forward (a view), the gradient scaled"}},
       {OpKind::RandomDraw,
        {{"tests/cpp/ops/random_test.cpp", "tests/cpp/backends/cuda/random_gpu_test.cpp"},
         "made by RandomStreams (`theon/random.hpp`): the standard uniform or normal draw and the next state; "
@@ -207,6 +213,8 @@ const std::map<OpKind, Builder>& representatives() {
     m[OpKind::LabelScatter] = [](DType d) { return label_scatter(vec(d, "v"), mat(d, "like"), labels()); };
     m[OpKind::ZeroGrad] = [](DType d) { return zero_grad(Var(mat(d))).node(); };
     m[OpKind::DisconnectedGrad] = [](DType d) { return disconnected_grad(Var(mat(d))).node(); };
+    m[OpKind::GradClip] = [](DType d) { return grad_clip(Var(mat(d)), -1.0, 1.0).node(); };
+    m[OpKind::GradScale] = [](DType d) { return grad_scale(Var(mat(d)), 0.5).node(); };
     m[OpKind::RandomDraw] = [](DType d) {
       return random_draw(random::Distribution::Uniform, in(DType::Int64, {2}, "state"), {in(DType::Int64, {}, "n")},
                          d, 0, "uniform")

@@ -48,6 +48,21 @@ TEST_F(GradientBlockGpuTest, ForwardRunsOnTheDeviceWithoutFallback) {
     }
 }
 
+TEST_F(GradientBlockGpuTest, GradClipAndGradScaleRunOnTheDeviceAsViews) {
+  Var x = tensor::vector("x", DType::Float32);
+  Var cost = tensor::sum(tensor::sqr(grad_clip(x, -1.0, 1.0)) + grad_scale(x, 3.0) * x);
+  Function f = function({x}, {cost, grad(cost, {x})[0]});
+  const Array a = Array::from_vector<float>({1.5f, -2.f, 0.25f}, {3});
+  const std::vector<Array> r = f({a});
+  // d/dx: clip(2x, -1, 1) + (3 * x + x): the scaled path's gradient is 3x, the other factor's x.
+  EXPECT_EQ(r[1].to_vector<float>(), (std::vector<float>{1.f + 6.f, -1.f - 8.f, 0.5f + 1.f}));
+  for (const NodeInfo& n : f.nodes())
+    if (n.op.find("GradClip") != std::string::npos || n.op.find("GradScale") != std::string::npos) {
+      EXPECT_EQ(n.device, "cuda0") << f.explain();
+      EXPECT_EQ(n.kernel, "cuda_view") << f.explain();
+    }
+}
+
 TEST_F(GradientBlockGpuTest, GradientsThroughBothRunOnTheDevice) {
   // d/dx sum(zero_grad(x) * x + disconnected_grad(x) * x) = x + x: each block passes its
   // value forward and no gradient back.

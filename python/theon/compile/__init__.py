@@ -13,11 +13,11 @@ import re
 
 import numpy as np
 
-from . import _core
-from . import _dlpack
-from ._device import DeviceArray
-from ._variable import _SUPPORTED, SharedVariable, TensorVariable, _theon_array, _v, as_tensor_variable
-from .errors import TheonTypeError, not_available
+from .. import _core
+from .. import _dlpack
+from .._device import DeviceArray
+from .._variable import _SUPPORTED, SharedVariable, TensorVariable, _theon_array, _v, as_tensor_variable
+from ..errors import TheonTypeError, not_available
 
 
 class In:
@@ -95,10 +95,15 @@ class Apply:
 
 
 class FunctionGraph:
-    """``f.maker.fgraph``: the compiled program (for the shapes seen so far, or generic ones)."""
+    """``f.maker.fgraph``: ``inputs`` and ``outputs`` are the function's input and output
+    variables (the graph the user built: Theon optimizes a private copy in C++, whose nodes
+    ``toposort()`` lists, in the order the compiled program runs them, as Apply records with
+    .op, .inputs (names), .device, .kernel)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, inputs=(), outputs=()):
         self._fn = fn
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
 
     def toposort(self):
         return [Apply(i, n.op, list(n.inputs), n.output_type, n.device, n.kernel,
@@ -110,10 +115,14 @@ class FunctionGraph:
 
 
 class FunctionMaker:
-    def __init__(self, fn, inputs, outputs):
-        self.fgraph = FunctionGraph(fn)
+    """``f.maker``: ``fgraph`` (above), ``inputs`` (the In objects), ``outputs`` (variables),
+    ``mode`` (as given to function())."""
+
+    def __init__(self, fn, inputs, outputs, mode=None):
+        self.fgraph = FunctionGraph(fn, [i.variable for i in inputs], outputs or [])
         self.inputs = inputs
         self.outputs = outputs
+        self.mode = mode
 
 
 def _text_mode(mode):
@@ -152,10 +161,50 @@ class Function:
         self._downcast = [allow_input_downcast if i.allow_downcast is None else i.allow_downcast for i in ins]
         self.maker = FunctionMaker(fn, ins, None)
         self.trust_input = False
+        self._build = None    # function()'s arguments, for copy()
+        self._name = None     # a copy's name when it shares the compiled program
+        self._monitor = None  # MonitorMode's per-node evaluation (compile/monitormode.py)
+        self._prints = None   # theon.printing.Print nodes: (op, variable), extra outputs
 
     @property
     def name(self):
-        return self._fn.name
+        return self._name if self._name is not None else self._fn.name
+
+    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
+        """Theano's Function.copy: a function computing the same outputs, named ``name`` (else
+        "<name> copy"). ``swap`` ({old shared variable: new one of the same type}) makes the
+        copy read and update the new variables instead (the original is unchanged);
+        ``delete_updates`` drops every update (the default updates of random streams too).
+        ``share_memory=True`` without swap or delete_updates makes the copy run the original's
+        compiled program (one program, whose calls each take their own scratch state, so the
+        two never see each other's intermediate values); otherwise the copy compiles anew.
+        Shared variables are shared by both unless swapped, as in Theano."""
+        if profile not in (None, False):
+            raise not_available("Function.copy(profile=...)", "the profiler is a later issue")
+        b = self._build
+        new_name = name if name is not None else f"{self.name} copy"
+        swaps = []
+        for old, new in (swap.items() if hasattr(swap, "items") else (swap or [])):
+            if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
+                raise TheonTypeError(f"Function.copy(swap=...): {old!r} -> {new!r}: both must be shared variables")
+            if old.type != new.type or old.type.shape != new.type.shape:
+                raise TheonTypeError(f"Function.copy(swap=...): {old} ({old.type}) and {new} ({new.type}) must have "
+                                     "the same type")
+            swaps.append((old, new))
+        if share_memory and not swaps and not delete_updates:
+            f = Function(self._fn, self._ins, self._single, b["allow_input_downcast"])
+            f.maker = self.maker
+            f._build, f._name, f._monitor, f._prints = b, new_name, self._monitor, self._prints
+            return f
+        kw = dict(b)
+        kw["name"] = new_name
+        if swaps:
+            key = {o._v.id(): n for o, n in swaps}
+            kw["updates"] = [(key.get(s._v.id(), s), v) for s, v in kw["updates"]]
+            kw["givens"] = list(kw["givens"]) + swaps
+        if delete_updates:  # inputs read only by the updates become unused: that is the point
+            kw["updates"], kw["no_default_updates"], kw["on_unused_input"] = [], True, "ignore"
+        return function(**kw)
 
     def explain(self):
         """Every node with its device, kernel and why it was placed there."""
@@ -234,7 +283,13 @@ class Function:
                                              f"('{self._ins[k].variable}') is missing")
                     vals[k] = self._ins[k].value
             args = vals
-        outs = self._fn([self._convert(k, a) for k, a in enumerate(args)])
+        args = [self._convert(k, a) for k, a in enumerate(args)]
+        if self._monitor is not None:
+            self._monitor.run(args)
+        outs = self._fn(args)
+        if self._prints:
+            from ..printing import _report_prints
+            outs = _report_prints(self._prints, outs)
         return outs[0] if self._single else outs
 
 
@@ -250,6 +305,14 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
     if profile not in (None, False):
         raise not_available("function(profile=...)", "the profiler is a later issue (f.explain() shows what runs "
                                                       "where)")
+    build = dict(inputs=inputs, outputs=outputs, mode=mode, updates=list(_pairs(updates, "updates")),
+                 givens=list(_pairs(givens, "givens")), no_default_updates=no_default_updates, name=name,
+                 allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
+                 outputs_on_device=outputs_on_device)
+    from .monitormode import MonitorMode
+    monitor = mode if isinstance(mode, MonitorMode) else None
+    if monitor is not None:
+        mode = monitor.optimizer_mode()
     if inputs is None:
         inputs = []
     if not isinstance(inputs, (list, tuple)):
@@ -289,9 +352,24 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
         skip_all, skip = False, [s._v for s in no_default_updates]
     else:
         skip_all, skip = bool(no_default_updates), []
-    fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
+    # theon.printing.Print nodes the outputs and updates read: computed as extra outputs and
+    # reported after each call (printing.py).
+    from ..printing import _prints_in
+    prints = _prints_in(out_vars + [TensorVariable(v) for _, v in ups], gv)
+    extra = [p_var for _, p_var in prints]
+    fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars + extra], ups, gv, _text_mode(mode),
                         name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device),
                         skip_all, skip)
     f = Function(fn, ins, single, allow_input_downcast)
-    f.maker.outputs = out_vars
+    f.maker = FunctionMaker(fn, ins, out_vars, build["mode"])
+    f._build = build
+    if prints:
+        f._prints = (len(out_vars), [op for op, _ in prints])
+    if monitor is not None:
+        f._monitor = monitor.attach(f, ins, out_vars, ups, gv)
     return f
+
+
+from . import monitormode  # noqa: E402  (theano.compile.monitormode)
+from .monitormode import MonitorMode  # noqa: E402
+from .._variable import shared  # noqa: E402,F401  (theano.compile.shared, theano.compile.SharedVariable)

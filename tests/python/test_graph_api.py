@@ -1,0 +1,323 @@
+"""Theano's graph and function names (issue 17): clone, gof.graph walks, Function.copy,
+maker.fgraph, printing.Print/pp/pydotprint, scalar.upcast, Rop/Lop, MonitorMode, grad_clip,
+and the sandbox.cuda / gpuarray probes."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import theon as theano
+import theon.tensor as T
+from theon.gof import graph
+
+
+# ---- graph walks ----
+
+def test_owner_inputs_and_ancestors_follow_theanos_order():
+    x, y = T.dvector("x"), T.dvector("y")
+    s = theano.shared(np.ones(3), name="s")
+    z = (x * 2 + y) * s
+    assert x.owner is None and s.owner is None
+    assert str(z.owner.op) == "Elemwise{mul}" and z.owner.outputs == [z]
+    assert z.owner.inputs[1] is s  # the user's own wrapper comes back
+    leaves = graph.inputs([z])
+    assert leaves[0] is x and y in leaves and leaves[-1] is s  # depth first, inputs left to right
+    assert any(isinstance(v, T.TensorConstant) and v.data.size == 1 and v.data.item() == 2.0 for v in leaves)
+    anc = graph.ancestors([z])
+    assert anc[0] is z and x in anc and len(anc) == len(set(anc))
+    assert x not in graph.ancestors([z * 1], blockers=[z])  # the walk stops at a blocker
+    order = graph.io_toposort([x, y], [z])
+    assert order[0].inputs[0] is x and str(order[0].op) == "Elemwise{mul}"  # x * 2 first
+    assert order[-1] == z.owner and len(order) == len(set(order))
+    assert [str(n.op) for n in order].index("Elemwise{add}") > 0
+    assert graph.orphans([x, y], [z]) and all(v.owner is None for v in graph.orphans([x, y], [z]))
+    assert graph.is_in_ancestors(z.owner, (x * 2 + y).owner) is False  # a different node
+    add = z.owner.inputs[0].owner
+    assert graph.is_in_ancestors(z.owner, add)
+
+
+def test_is_same_graph_compares_structure_constants_and_givens():
+    x, y, w = T.dmatrix("x"), T.dmatrix("y"), T.dmatrix("w")
+    assert graph.is_same_graph(T.exp(x) + y, T.exp(x) + y)
+    assert not graph.is_same_graph(T.exp(x) + y, T.exp(x) + w)
+    assert not graph.is_same_graph(x * (y * w), (x * y) * w)
+    assert graph.is_same_graph(x * 2.0, x * 2.0) and not graph.is_same_graph(x * 2.0, x * 3.0)
+    assert graph.is_same_graph(T.exp(x) + y, T.exp(x) + w, givens={y: w})
+    assert not graph.is_same_graph(x.sum(axis=0), x.sum(axis=1))
+    assert graph.equal_computations([x + y], [x + w], in_xs=[y], in_ys=[w])
+
+
+def test_clone_replaces_and_leaves_the_original_unchanged():
+    x, w = T.dvector("x"), T.dvector("w")
+    y = T.exp(x) * 2
+    y.name = "y"
+    c = theano.clone(y, replace={x: w})
+    assert c is not y and c.name == "y" and w in graph.inputs([c]) and x not in graph.inputs([c])
+    assert x in graph.inputs([y])
+    v = np.array([0.5, -1.0])
+    np.testing.assert_allclose(theano.function([w], c)(v), np.exp(v) * 2)
+    # A replacement built from the replaced variable (x -> x * 3).
+    c2 = theano.clone(y, replace={x: x * 3})
+    np.testing.assert_allclose(theano.function([x], c2)(v), np.exp(v * 3) * 2)
+    # share_inputs=False: new inputs of the same type and name.
+    c3 = theano.clone([y], share_inputs=False)[0]
+    (new_x,) = [i for i in graph.inputs([c3]) if i.name == "x"]
+    assert new_x is not x and new_x.type == x.type
+    np.testing.assert_allclose(theano.function([new_x], c3)(v), np.exp(v) * 2)
+
+
+def test_clone_checks_replacement_types():
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match="dtype and rank"):
+        theano.clone(x * 2, replace={x: T.fvector("f")})
+    with pytest.raises(TypeError, match="dtype and rank"):
+        theano.clone(x * 2, replace={x: T.dmatrix("m")})
+    s3 = T.TensorType("float64", shape=(3,))("s3")
+    with pytest.raises(TypeError, match="strict=False"):
+        theano.clone(s3 * 2, replace={s3: x})
+    c = theano.clone(s3 * 2, replace={s3: x}, strict=False)
+    np.testing.assert_allclose(theano.function([x], c)(np.ones(3)), 2 * np.ones(3))
+    with pytest.raises(TypeError, match="static size 3"):
+        theano.clone(s3 * 2, replace={s3: T.TensorType("float64", shape=(4,))("s4")}, strict=False)
+
+
+# ---- functions ----
+
+def test_function_copy_swap_and_delete_updates():
+    x = T.dscalar("x")
+    acc = theano.shared(np.float64(0.0), name="acc")
+    f = theano.function([x], acc * 1, updates={acc: acc + x}, name="f")
+    assert f.maker.fgraph.inputs == [x] and len(f.maker.fgraph.outputs) == 1
+    assert [str(n.op) for n in f.maker.fgraph.toposort()]
+    g = f.copy()
+    assert g.name == "f copy"
+    f(1.0)
+    g(2.0)  # the same shared variable
+    assert acc.get_value() == 3.0
+    other = theano.shared(np.float64(10.0), name="other")
+    h = f.copy(swap={acc: other}, name="h")
+    assert h.name == "h" and h(5.0) == 10.0
+    assert other.get_value() == 15.0 and acc.get_value() == 3.0
+    d = f.copy(delete_updates=True)
+    assert d(100.0) == 3.0 and acc.get_value() == 3.0
+    s = f.copy(share_memory=True)
+    assert s._fn is f._fn and s.name == "f copy"
+    s(1.0)
+    assert acc.get_value() == 4.0
+    with pytest.raises(TypeError, match="same type"):
+        f.copy(swap={acc: theano.shared(np.zeros(2), name="v")})
+
+
+# ---- printing ----
+
+def test_print_reports_the_value_and_passes_it_through(capsys):
+    x = T.dvector("x")
+    p = theano.printing.Print("x is", attrs=("shape", "sum"))(x)
+    y = (p * 2).sum()
+    f = theano.function([x], y)
+    assert f(np.arange(4.0)) == 12.0
+    out = capsys.readouterr().out
+    assert "x is shape = (4,)" in out and "x is sum = 6.0" in out
+    seen = []
+    q = theano.printing.Print("q", global_fn=lambda op, v: seen.append((op.message, v.copy())))(x * 3)
+    g = theano.function([x], theano.grad(q.sum(), x))
+    np.testing.assert_allclose(g(np.ones(2)), [3.0, 3.0])  # gradients pass through
+    assert seen[0][0] == "q" and np.allclose(seen[0][1], [3.0, 3.0])
+
+
+def test_print_order_follows_the_graph(capsys):
+    x = T.dscalar("x")
+    a = theano.printing.Print("first")(x + 1)
+    b = theano.printing.Print("second")(a * 2)
+    theano.function([x], b)(1.0)
+    out = capsys.readouterr().out
+    assert out.index("first") < out.index("second") and "second __str__ = 4.0" in out
+
+
+def test_pp_prints_expressions():
+    x, y = T.dvector("x"), T.dvector("y")
+    assert theano.printing.pp(x + y * 2) == "(x + (y * TensorConstant{2.0}))"
+    assert theano.printing.pp([x - y, -x]) == "(x - y)\n-x"
+    assert theano.printing.pp(T.exp(x)) == "exp(x)"
+    named = T.exp(x)
+    named.name = "e"
+    assert theano.printing.pp(named + 1).startswith("(e + ")
+
+
+def test_pydotprint_writes_a_png(tmp_path):
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot program is not installed (scripts/setup.sh installs graphviz)")
+    x = T.dmatrix("x")
+    f = theano.function([x], T.tanh(x).sum())
+    out = tmp_path / "graph.png"
+    theano.printing.pydotprint(f, outfile=str(out), print_output_file=False)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = theano.printing.pydotprint([T.exp(x) * 2], format="svg", return_image=True)
+    assert b"<svg" in svg and b"exp" in svg.lower()
+    assert theano.printing.pydot_imported is True
+    with pytest.raises(NotImplementedError):
+        theano.printing.pydotprint(f, outfile=str(out), compact=False)
+
+
+# ---- gradients ----
+
+def _fd_jvp(fun, x, v, eps=1e-6):
+    return (fun(x + eps * v) - fun(x - eps * v)) / (2 * eps)
+
+
+@pytest.mark.parametrize("name,build,np_fun", [
+    ("tanh_dot", lambda x, W: T.tanh(T.dot(W, x)), lambda x, W: np.tanh(W @ x)),
+    ("softmax", lambda x, W: T.nnet.softmax((W @ x).dimshuffle("x", 0))[0] if hasattr(T, "nnet") else None,
+     lambda x, W: np.exp(W @ x) / np.exp(W @ x).sum()),
+    ("prod_sqr", lambda x, W: T.sqr(x) * T.prod(x), lambda x, W: x ** 2 * np.prod(x)),
+    ("cumsum_log", lambda x, W: T.cumsum(T.log(x + 3.0)), lambda x, W: np.cumsum(np.log(x + 3.0))),
+])
+def test_rop_and_lop_match_finite_differences(name, build, np_fun):
+    rng = np.random.default_rng(3)
+    x, v, u = T.dvector("x"), T.dvector("v"), T.dvector("u")
+    W = T.dmatrix("W")
+    y = build(x, W)
+    xv, vv = rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4)
+    Wv = rng.uniform(-1, 1, (4, 4))
+    jvp = theano.function([x, W, v], theano.Rop(y, x, v), on_unused_input="ignore")(xv, Wv, vv)
+    np.testing.assert_allclose(jvp, _fd_jvp(lambda a: np_fun(a, Wv), xv, vv), rtol=1e-6, atol=1e-8)
+    uv = rng.uniform(-1, 1, 4)
+    vjp = theano.function([x, W, u], theano.Lop(y, x, u), on_unused_input="ignore")(xv, Wv, uv)
+    # Lop is the transpose: u . J, checked against J built column by column from differences.
+    J = np.stack([_fd_jvp(lambda a: np_fun(a, Wv), xv, e) for e in np.eye(4)], axis=1)
+    np.testing.assert_allclose(vjp, uv @ J, rtol=1e-6, atol=1e-8)
+
+
+def test_rop_of_several_outputs_and_wrt_and_errors():
+    x, y = T.dvector("x"), T.dvector("y")
+    vx, vy = T.dvector("vx"), T.dvector("vy")
+    outs = theano.Rop([x * y, T.sin(x)], [x, y], [vx, vy])
+    f = theano.function([x, y, vx, vy], outs)
+    a, b, c, d = np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 1.0]), np.array([2.0, 0.0])
+    r = f(a, b, c, d)
+    np.testing.assert_allclose(r[0], b * c + a * d)
+    np.testing.assert_allclose(r[1], np.cos(a) * c)
+    with pytest.raises(ValueError, match="rank"):
+        theano.Rop(x * 2, x, T.dmatrix("m"))
+    with pytest.raises(ValueError, match="does not depend"):
+        theano.Rop(T.dvector("z") * 2, x, vx)
+    zeros = theano.Rop(T.dvector("z") * 2, x, vx, disconnected_outputs="ignore")
+    z = [i for i in graph.inputs([zeros]) if i.name == "z"]
+    assert theano.function(z, zeros, on_unused_input="ignore")(np.ones(3)).tolist() == [0, 0, 0]
+
+
+def test_grad_clip_and_grad_scale():
+    x = T.dvector("x")
+    c = theano.gradient.grad_clip(x, -1.0, 1.0)
+    g = theano.function([x], [c, theano.grad((c ** 2).sum(), x)])
+    val, grad = g(np.array([-3.0, 0.25, 2.0]))
+    np.testing.assert_allclose(val, [-3.0, 0.25, 2.0])
+    np.testing.assert_allclose(grad, [-1.0, 0.5, 1.0])  # 2x clipped to [-1, 1]
+    s = theano.gradient.grad_scale(x, -2.0)
+    np.testing.assert_allclose(theano.function([x], theano.grad((s ** 2).sum(), x))(np.array([1.0, 3.0])),
+                               [-4.0, -12.0])
+    with pytest.raises(ValueError, match="lower bound"):
+        theano.gradient.grad_clip(x, 1.0, -1.0)
+    theano.gradient.verify_grad(lambda a: T.tanh(theano.gradient.grad_clip(a, -10.0, 10.0)), [np.array([0.3, -0.2])])
+
+
+def test_consider_constant_gives_zero_gradient():
+    x = T.dvector("x")
+    g = theano.grad((theano.gradient.consider_constant(x) * x).sum(), x)
+    np.testing.assert_allclose(theano.function([x], g)(np.array([2.0, 5.0])), [2.0, 5.0])
+
+
+# ---- MonitorMode ----
+
+def test_monitor_mode_calls_around_each_node_with_values():
+    from theon.compile.monitormode import MonitorMode
+    x = T.dvector("x")
+    s = theano.shared(np.array([1.0, 2.0]), name="s")
+    log = []
+
+    def pre(i, node, fn):
+        log.append(("pre", i, str(node.op), [v[0].copy() for v in fn.inputs], fn.outputs[0][0]))
+
+    def post(i, node, fn):
+        log.append(("post", i, str(node.op), [v[0].copy() for v in fn.outputs]))
+
+    f = theano.function([x], T.exp(x) * s, updates={s: s + 1}, mode=MonitorMode(pre_func=pre, post_func=post))
+    np.testing.assert_allclose(f(np.zeros(2)), [1.0, 2.0])
+    assert [e[:3] for e in log] == [("pre", 0, "Elemwise{exp}"), ("post", 0, "Elemwise{exp}"),
+                                    ("pre", 1, "Elemwise{mul}"), ("post", 1, "Elemwise{mul}"),
+                                    ("pre", 2, "Elemwise{add}"), ("post", 2, "Elemwise{add}")]
+    assert log[0][4] is None  # outputs are empty before the node runs
+    np.testing.assert_allclose(log[1][3][0], [1.0, 1.0])
+    np.testing.assert_allclose(log[3][3][0], [1.0, 2.0])
+    np.testing.assert_allclose(s.get_value(), [2.0, 3.0])  # the update applied once
+
+
+def test_monitor_mode_detects_nan_before_updates():
+    from theon.compile.monitormode import MonitorMode
+    x = T.dvector("x")
+    s = theano.shared(np.float64(0.0), name="s")
+
+    def detect_nan(i, node, fn):
+        for out in fn.outputs:
+            if np.isnan(out[0]).any():
+                raise FloatingPointError(f"NaN from {node.op}")
+
+    f = theano.function([x], T.log(x).sum(), updates={s: s + 1}, mode=MonitorMode(post_func=detect_nan))
+    assert f(np.ones(3)) == 0.0 and s.get_value() == 1.0
+    with pytest.raises(FloatingPointError, match="Elemwise{log}"):
+        f(np.array([-1.0, 1.0]))
+    assert s.get_value() == 1.0
+    with pytest.raises(NotImplementedError):
+        MonitorMode(linker="c")
+
+
+def test_detect_nan_prints_the_node(capsys):
+    from theon.compile.monitormode import MonitorMode, detect_nan
+    x = T.dvector("x")
+    f = theano.function([x], T.log(x) * 2, mode=MonitorMode(post_func=detect_nan))
+    f(np.array([1.0, 2.0]))
+    assert "NaN" not in capsys.readouterr().out
+    out = f(np.array([-1.0, 2.0]))
+    assert np.isnan(out[0])
+    text = capsys.readouterr().out
+    assert "*** NaN detected ***" in text and "Elemwise{log}" in text and "Inputs : [array([-1.,  2.])]" in text
+
+
+# ---- scalar, devices ----
+
+def test_scalar_upcast_and_types():
+    assert theano.scalar.upcast("int8", "float32") == "float32"
+    assert theano.scalar.upcast("int32", "int64") == "int64"
+    assert theano.scalar.upcast("uint8", "int8") == "int16"
+    assert theano.scalar.upcast("float32") == "float32"
+    assert theano.scalar.upcast("floatX", "float64") == "float64"
+    assert theano.scalar.float64("a").ndim == 0 and theano.scalar.float64("a").dtype == "float64"
+    assert theano.scalar.float32 in theano.scalar.float_types
+
+
+def test_device_probes_answer_from_theons_state():
+    import theon.gpuarray
+    import theon.sandbox.cuda as cuda
+    ok = theano.cuda_status().ok
+    assert cuda.cuda_available is bool(ok)
+    theano.config.device = "cpu"
+    assert cuda.cuda_enabled is False and theon.gpuarray.pygpu_activated is False
+    theano.config.device = "cuda"
+    assert cuda.cuda_enabled is bool(ok) and theon.gpuarray.pygpu_activated is bool(ok)
+    theano.config.device = "cpu"
+    if not ok:
+        with pytest.raises(EnvironmentError, match="no CUDA device"):
+            cuda.use("gpu", force=True)
+    cuda.use("gpu0")
+    assert theano.config.device == "cuda0"
+    with pytest.raises(AttributeError):
+        cuda.CudaNdarrayType  # noqa: B018
+
+
+def test_walks_compute_no_test_values():
+    x = T.dvector("x")
+    y = T.exp(x * 2) + 1
+    theano.config.compute_test_value = "raise"  # x has no test value: making a wrapper must not evaluate
+    assert len(graph.ancestors([y])) == 6
+    assert graph.inputs([y])[0] is x
