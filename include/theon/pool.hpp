@@ -27,4 +27,14 @@ Var pool_3d(const Var& input, const std::vector<int64_t>& ws, bool ignore_border
 /// patch keeping its maximum (every element equal to it) and zeros elsewhere.
 Var max_pool_2d_same_size(const Var& input, const std::vector<int64_t>& patch_size);
 
+/// The gradient ops of pooling over the last ws.size() dims, as Theano's classes
+/// MaxPoolGrad(ignore_border, ndim)(x, maxout, gz, ws, stride, pad) and
+/// AveragePoolGrad(ignore_border, mode, ndim)(x, gz, ws, stride, pad): x's shape, gz spread
+/// over the windows (max: to the elements equal to maxout). grad() builds them itself.
+Var max_pool_grad(const Var& x, const Var& maxout, const Var& gz, const std::vector<int64_t>& ws, bool ignore_border,
+                  const std::vector<int64_t>& stride = {}, const std::vector<int64_t>& pad = {});
+Var average_pool_grad(const Var& x, const Var& gz, const std::vector<int64_t>& ws, bool ignore_border,
+                      const std::vector<int64_t>& stride = {}, const std::vector<int64_t>& pad = {},
+                      const std::string& mode = "average_inc_pad");
+
 }  // namespace theon::tensor

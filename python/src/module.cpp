@@ -13,4 +13,5 @@ NB_MODULE(_core, m) {
   theon::py::init_config(m);
   theon::py::init_printing(m);
   theon::py::init_random(m);
+  theon::py::init_pool(m);
 }

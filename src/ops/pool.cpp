@@ -155,7 +155,7 @@ VarPtr make_pool_node(OpKind kind, const PoolParams& p, std::vector<VarPtr> inpu
 
 }  // namespace
 
-VarPtr pool(const VarPtr& x, const PoolParams& p_in) {
+PoolParams checked_pool_params(const VarPtr& x, const PoolParams& p_in) {
   PoolParams p = p_in;
   const std::string name = "pool_" + std::to_string(p.nd) + "d";
   if (p.nd != 2 && p.nd != 3) throw ValueError("pool: pools 2 or 3 dims, not " + std::to_string(p.nd));
@@ -184,6 +184,11 @@ VarPtr pool(const VarPtr& x, const PoolParams& p_in) {
       throw ValueError(what + ": ws and stride must be below 2**40");
   }
   if (padded && !p.ignore_border) throw NotImplementedError(what + ": padding works only with ignore_border=True");
+  return p;
+}
+
+VarPtr pool(const VarPtr& x, const PoolParams& p_in) {
+  const PoolParams p = checked_pool_params(x, p_in);
   return make_pool_node(OpKind::Pool, p, {x}, pooled_type(x->type, p));
 }
 

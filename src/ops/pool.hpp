@@ -71,6 +71,9 @@ class Pool final : public graph::Op {
 /// (Theano's): rank >= nd, ws >= 1, stride >= 1, 0 <= pad < ws, padding only with
 /// ignore_border; a float input.
 graph::VarPtr pool(const graph::VarPtr& x, const PoolParams& p);
+/// p with stride (default ws) and pad (default 0) filled in, checked as pool() checks them for
+/// input x; the errors name the call.
+PoolParams checked_pool_params(const graph::VarPtr& x, const PoolParams& p);
 graph::VarPtr max_pool_grad(const graph::VarPtr& x, const graph::VarPtr& z, const graph::VarPtr& gz, const PoolParams& p);
 graph::VarPtr average_pool_grad(const graph::VarPtr& x, const graph::VarPtr& gz, const PoolParams& p);
 graph::VarPtr max_pool_grad_grad(const graph::VarPtr& x, const graph::VarPtr& z, const graph::VarPtr& g,
