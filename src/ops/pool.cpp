@@ -149,6 +149,11 @@ void check_static_like(const std::string& what, const VarPtr& v, const graph::Te
       throw ShapeError(what + ": " + role + " " + label_type(v) + " must have the static shape " + dims_str(want.dims));
 }
 
+void require_pool_dtype(const std::string& what, const VarPtr& x) {
+  if (x->type.dtype != DType::Float32 && x->type.dtype != DType::Float64)
+    throw TypeError(what + ": the input must be a float32 or float64 tensor, got " + label_type(x));
+}
+
 VarPtr make_pool_node(OpKind kind, const PoolParams& p, std::vector<VarPtr> inputs, const graph::TensorType& t) {
   return graph::make_output(std::make_shared<Pool>(kind, p), std::move(inputs), t);
 }
@@ -167,8 +172,7 @@ PoolParams checked_pool_params(const VarPtr& x, const PoolParams& p_in) {
   if (static_cast<int>(p.stride.size()) != p.nd || static_cast<int>(p.pad.size()) != p.nd)
     throw ValueError(what + ": stride and pad must have " + std::to_string(p.nd) + " entries");
   require_supported(x->type.dtype, what);
-  if (x->type.dtype != DType::Float32 && x->type.dtype != DType::Float64)
-    throw TypeError(what + ": the input must be a float32 or float64 tensor, got " + label_type(x));
+  require_pool_dtype(what, x);
   if (x->type.ndim() < p.nd)
     throw TypeError(what + ": " + name + " requires an input of rank >= " + std::to_string(p.nd) + ", got " + label_type(x));
   if (x->type.ndim() > p.nd + pool::kMaxLead)
@@ -194,6 +198,7 @@ VarPtr pool(const VarPtr& x, const PoolParams& p_in) {
 
 VarPtr max_pool_grad(const VarPtr& x, const VarPtr& z, const VarPtr& gz, const PoolParams& p) {
   const std::string what = "MaxPoolGrad of " + pool_call(x->label(), p);
+  require_pool_dtype(what, x);
   const graph::TensorType zt = pooled_type(x->type, p);
   check_static_like(what, z, zt, "the pooled value");
   check_static_like(what, gz, zt, "the output gradient");
@@ -202,12 +207,14 @@ VarPtr max_pool_grad(const VarPtr& x, const VarPtr& z, const VarPtr& gz, const P
 
 VarPtr average_pool_grad(const VarPtr& x, const VarPtr& gz, const PoolParams& p) {
   const std::string what = "AveragePoolGrad of " + pool_call(x->label(), p);
+  require_pool_dtype(what, x);
   check_static_like(what, gz, pooled_type(x->type, p), "the output gradient");
   return make_pool_node(OpKind::AveragePoolGrad, p, {x, gz}, x->type);
 }
 
 VarPtr max_pool_grad_grad(const VarPtr& x, const VarPtr& z, const VarPtr& g, const PoolParams& p) {
   const std::string what = "DownsampleFactorMaxGradGrad of " + pool_call(x->label(), p);
+  require_pool_dtype(what, x);
   const graph::TensorType zt = pooled_type(x->type, p);
   check_static_like(what, z, zt, "the pooled value");
   check_static_like(what, g, x->type, "the gradient");

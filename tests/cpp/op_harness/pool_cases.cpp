@@ -160,6 +160,50 @@ std::vector<double> ref_max_grad(const Problem& P, const std::vector<double>& x,
   return gx;
 }
 
+// The sum/average gradient: gz of each window over its elements (padding included in the
+// count for average_inc_pad, as the forward's divisor), real elements only receiving.
+std::vector<double> ref_avg_grad(const Problem& P, const std::vector<double>& gz) {
+  std::vector<double> gx(static_cast<size_t>(P.planes * P.plane_in), 0.0);
+  for (int64_t p = 0; p < P.planes; ++p) {
+    if (P.plane_out == 0) break;
+    std::vector<int64_t> o(P.s.nd, 0);
+    int64_t k = p * P.plane_out;
+    do {
+      const Window w = window_of(P.s, P.padded, o);
+      int64_t count = 0;
+      each_in(w, [&](const std::vector<int64_t>&) { ++count; });
+      const double share = P.s.mode == "sum" ? gz[k] : gz[k] / static_cast<double>(count);
+      each_in(w, [&](const std::vector<int64_t>& q) {
+        const int64_t r = P.real(q);
+        if (r >= 0) gx[p * P.plane_in + r] += share;
+      });
+      ++k;
+    } while (next_index(P.out, o));
+  }
+  return gx;
+}
+
+// The adjoint of ref_max_grad: per window, the sum of ggx over its elements equal to z.
+std::vector<double> ref_max_grad_grad(const Problem& P, const std::vector<double>& x, const std::vector<double>& z,
+                                      const std::vector<double>& ggx) {
+  std::vector<double> out(z.size(), 0.0);
+  for (int64_t p = 0; p < P.planes; ++p) {
+    if (P.plane_out == 0) break;
+    std::vector<int64_t> o(P.s.nd, 0);
+    int64_t k = p * P.plane_out;
+    do {
+      PoolSpec exc = P.s;
+      exc.mode = "max";
+      each_in(window_of(exc, P.padded, o), [&](const std::vector<int64_t>& q) {
+        const int64_t r = P.real(q);
+        if (r >= 0 && x[p * P.plane_in + r] == z[k]) out[k] += ggx[p * P.plane_in + r];
+      });
+      ++k;
+    } while (next_index(P.out, o));
+  }
+  return out;
+}
+
 Ref make_ref(DType dtype, const Shape& shape, std::vector<double> v) {
   Ref r;
   r.dtype = dtype;
@@ -224,6 +268,62 @@ void add_pool_cases(std::vector<Case>& cases) {
       return make_ref(r[0].dtype, r[0].shape, ref_max_grad(P, r[0].v, z, z));
     };
     c.check_grad = true;
+    cases.push_back(c);
+  }
+
+  // The sum/average gradients as graphs of their own (AveragePoolGrad; its gradient is Pool):
+  // d/dx sum(pool(x)^2) = the pooling gradient of 2 z.
+  for (const PoolSpec& s : {PoolSpec{2, {3, 2}, {2, 1}, {0, 0}, false, "average_inc_pad"},
+                            PoolSpec{2, {3, 3}, {2, 2}, {1, 2}, true, "average_inc_pad"},
+                            PoolSpec{2, {3, 3}, {2, 2}, {1, 1}, true, "average_exc_pad"},
+                            PoolSpec{3, {2, 2, 2}, {1, 2, 2}, {1, 0, 1}, true, "sum"}}) {
+    Case c;
+    c.op = s.nd == 2 ? "pool_2d" : "pool_3d";
+    c.label = "grad_" + s.mode;
+    c.dtypes = {D::Float32, D::Float64};
+    c.shapes = s.nd == 2 ? std::vector<std::vector<Shape>>{{{2, 2, 7, 5}}, {{1, 3, 4, 4}}}
+                         : std::vector<std::vector<Shape>>{{{2, 3, 4, 5}}};
+    c.build = [s](const std::vector<Var>& v) {
+      const Var z = build_pool(s, v[0]);
+      return grad(tensor::sum(z * z), v[0]);
+    };
+    c.reference = [s](const std::vector<Ref>& r) {
+      const Problem P(s, r[0].shape);
+      const std::vector<double> z = ref_pool_values(P, r[0].v);
+      std::vector<double> g2(z.size());
+      for (size_t i = 0; i < z.size(); ++i) g2[i] = 2 * to_dtype(z[i], r[0].dtype);
+      return make_ref(r[0].dtype, r[0].shape, ref_avg_grad(P, g2));
+    };
+    c.check_grad = true;
+    cases.push_back(c);
+  }
+
+  // A second derivative of max pooling in the graph itself (DownsampleFactorMaxGradGrad):
+  // g = d/dx sum(z^2) = MaxPoolGrad(2 z); d/dx sum(g^2) = MaxPoolGrad(2 GradGrad(2 g)) (x and z
+  // are constant in MaxPoolGrad's gradient, as in Theano).
+  {
+    const PoolSpec s{2, {3, 3}, {2, 2}, {1, 1}, true, "max"};
+    Case c;
+    c.op = "pool_2d";
+    c.label = "max_second_derivative";
+    c.dtypes = {D::Float32, D::Float64};
+    c.shapes = {{{2, 2, 7, 5}}, {{1, 3, 4, 4}}};
+    c.build = [s](const std::vector<Var>& v) {
+      const Var z = build_pool(s, v[0]);
+      const Var g = grad(tensor::sum(z * z), v[0]);
+      return grad(tensor::sum(g * g), v[0]);
+    };
+    c.reference = [s](const std::vector<Ref>& r) {
+      const Problem P(s, r[0].shape);
+      const std::vector<double> z = ref_pool_values(P, r[0].v);
+      std::vector<double> z2(z.size());
+      for (size_t i = 0; i < z.size(); ++i) z2[i] = 2 * to_dtype(z[i], r[0].dtype);
+      std::vector<double> g2 = ref_max_grad(P, r[0].v, z, z2);
+      for (double& e : g2) e *= 2;
+      std::vector<double> gz = ref_max_grad_grad(P, r[0].v, z, g2);
+      for (double& e : gz) e *= 2;
+      return make_ref(r[0].dtype, r[0].shape, ref_max_grad(P, r[0].v, z, gz));
+    };
     cases.push_back(c);
   }
 
