@@ -288,6 +288,11 @@ std::vector<VarPtr> Pool::L_op(const Apply& node, const std::vector<VarPtr>& out
   }
 }
 
+std::string Pool::render(const std::vector<std::string>& inputs, int output) const {
+  if (kind_ != OpKind::Pool || output != 0 || inputs.size() != 1) return Op::render(inputs, output);
+  return pool_call(inputs[0], p_);
+}
+
 // ---- factories ----
 
 namespace {

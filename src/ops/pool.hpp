@@ -61,6 +61,8 @@ class Pool final : public graph::Op {
   /// for x and z, DownsampleFactorMaxGradGrad for gz; AveragePoolGrad -> Pool of the gradient
   /// for gz; DownsampleFactorMaxGradGrad -> MaxPoolGrad for g.
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+  /// Pool: "pool_2d(x, ws=(2, 2), ...)", as the user wrote it; the gradient kinds: the default.
+  std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
 
  private:
   graph::OpKind kind_;
