@@ -8,6 +8,8 @@
 #include <theon/grad.hpp>
 #include <theon/graph.hpp>
 #include <theon/kernel_cache.hpp>
+#include <theon/pool.hpp>
+#include <theon/bn.hpp>
 #include <theon/printing.hpp>
 #include <theon/random.hpp>
 #include <theon/tensor.hpp>

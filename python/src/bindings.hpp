@@ -25,6 +25,7 @@ void init_printing(nb::module_& m);
 void init_device(nb::module_& m);
 void init_random(nb::module_& m);
 void init_graph(nb::module_& m);
+void init_pool(nb::module_& m);
 
 /// DLPack's device type of CUDA memory, and the stream argument naming CUDA's legacy default stream.
 constexpr int kDLCUDA = 2;

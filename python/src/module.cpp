@@ -14,4 +14,5 @@ NB_MODULE(_core, m) {
   theon::py::init_printing(m);
   theon::py::init_random(m);
   theon::py::init_graph(m);
+  theon::py::init_pool(m);
 }

@@ -514,7 +514,7 @@ for _name, _signature in _t.generated_builders():
 # ---- gradients (theon.gradient) -----------------------------------------------------
 from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
 
-from . import extra_ops, nnet, sharedvar  # noqa: E402
+from . import extra_ops, nnet, sharedvar, signal  # noqa: E402
 
 from . import shared_randomstreams  # noqa: E402  (theano.tensor.shared_randomstreams)
 

@@ -15,6 +15,7 @@ CpuBackend::CpuBackend() {
   register_shape_loops(*this);
   register_nnet_loops(*this);
   register_random_loops(*this);
+  register_pool_loops(*this);
   register_blas_kernels(*this);
   register_matmul_kernels(*this);
   register_fused_kernels(*this);

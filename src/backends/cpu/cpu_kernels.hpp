@@ -46,6 +46,7 @@ void register_reduce_loops(CpuBackend& backend);
 void register_shape_loops(CpuBackend& backend);
 void register_nnet_loops(CpuBackend& backend);
 void register_random_loops(CpuBackend& backend);
+void register_pool_loops(CpuBackend& backend);
 
 /// Runs scalar op `op` elementwise over `inputs` into `out` (strided, broadcasting).
 void run_elemwise(ops::ScalarOpId op, const std::vector<Array>& inputs, Array& out);

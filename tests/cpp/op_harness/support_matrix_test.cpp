@@ -27,6 +27,7 @@
 #include "ops/matmul.hpp"
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
+#include "ops/pool.hpp"
 #include "ops/random.hpp"
 #include "ops/reduce.hpp"
 #include "ops/registry.hpp"
@@ -221,6 +222,19 @@ const std::map<OpKind, Builder>& representatives() {
           .first;
     };
     m[OpKind::Assert] = [](DType d) { return assert_op(mat(d), {in(DType::Bool, {}, "ok")}, "ok must hold"); };
+    // The pooling gradients, as Pool's (and MaxPoolGrad's) L_op build them.
+    static const PoolParams pool_params{2, {2, 2}, {2, 2}, {0, 0}, true, theon::pool::kMax};
+    static const PoolParams avg_params{2, {2, 2}, {2, 2}, {0, 0}, true, theon::pool::kAverageIncPad};
+    const auto t4 = [](DType d, const char* name) { return in(d, {-1, -1, -1, -1}, name); };
+    m[OpKind::MaxPoolGrad] = [t4](DType d) {
+      const VarPtr x = t4(d, "x"), z = ops::pool(x, pool_params);
+      return max_pool_grad(x, z, t4(d, "gz"), pool_params);
+    };
+    m[OpKind::AveragePoolGrad] = [t4](DType d) { return average_pool_grad(t4(d, "x"), t4(d, "gz"), avg_params); };
+    m[OpKind::DownsampleFactorMaxGradGrad] = [t4](DType d) {
+      const VarPtr x = t4(d, "x"), z = ops::pool(x, pool_params);
+      return max_pool_grad_grad(x, z, t4(d, "g"), pool_params);
+    };
     return m;
   }();
   return reps;

@@ -69,3 +69,7 @@ def sigmoid_binary_crossentropy(output, target):
 def conv2d(*args, **kwargs):
     from ...errors import not_available
     raise not_available("T.nnet.conv2d", "convolutions are a later issue")
+
+
+from . import bn  # noqa: E402,F401  (theano.tensor.nnet.bn)
+from .bn import batch_normalization  # noqa: E402,F401
