@@ -226,7 +226,13 @@ const Conv2d* Conv2d::of(const graph::Op& op) {
 
 ConvGeometry Conv2d::geometry_from_shapes(const Apply& node, const std::vector<Shape>& s,
                                           const int64_t* shape_values) const {
-  const std::string what = graph::user_describe(node);
+  // "conv2d(images, kernels)" with the user's names, then the op's parameters.
+  const std::string a = graph::user_label(*node.input(0)), b = graph::user_label(*node.input(1));
+  const std::string what = std::string(call_name(kind_)) + "(" +
+                           (kind_ == OpKind::Conv2dGradInputs ? b + ", " + a : a + ", " + b) +
+                           ", border_mode=" + params_.border_text() + ", subsample=" +
+                           pair_text(params_.stride_h, params_.stride_w) + ", filter_dilation=" +
+                           pair_text(params_.dil_h, params_.dil_w) + ", num_groups=" + std::to_string(params_.groups) + ")";
   if (kind_ == OpKind::Conv2d) return conv_geometry(params_, s[0], s[1], what);
   const Shape& gz = s[1];
   ConvGeometry g;
