@@ -19,6 +19,7 @@ CudaBackend::CudaBackend() {
   register_blas_kernels(*this);
   register_grad_kernels(*this);
   register_random_kernels(*this);
+  register_conv_kernels(*this);
 }
 
 Support CudaBackend::available() const {

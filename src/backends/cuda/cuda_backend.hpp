@@ -37,5 +37,6 @@ void register_shape_kernels(CudaBackend&);      // views, copies, Join, Subtenso
 void register_blas_kernels(CudaBackend&);       // Dot, Gemm, BatchedMatmul (cuBLAS; integer: own kernel)
 void register_grad_kernels(CudaBackend&);       // ZeroGrad, DisconnectedGrad (views)
 void register_random_kernels(CudaBackend&);     // RandomDraw (Philox), Assert
+void register_conv_kernels(CudaBackend&);       // Conv2d and its gradients (cuDNN, opened at run time)
 
 }  // namespace theon::backends::cuda

@@ -186,6 +186,25 @@ TEST(GpuSimCuda, DefinesEveryCudaFunctionTheBackendImports) {
   EXPECT_TRUE(defined.count("theon_gpu_sim_marker@libcudart.so.13"));
 }
 
+// cuDNN is opened with dlopen (src/backends/cuda/cudnn_api.cpp), so its functions are no
+// imports: the list libtheon_cuda resolves is cudnn_functions.def, checked here.
+TEST(GpuSimCuda, DefinesEveryCudnnFunctionTheBackendResolves) {
+  if (std::string(THEON_GPU_SIM_CUDNN).empty()) GTEST_SKIP() << "built without cudnn.h: no cuDNN stand-in";
+  std::set<std::string> defined;
+  for (auto& s : nm_symbols(THEON_GPU_SIM_CUDNN, "--defined-only")) defined.insert(s);
+  std::string missing;
+  int names = 0;
+#define THEON_CUDNN_FN(name) \
+  ++names;                   \
+  if (!defined.count(#name "@libcudnn.so.9")) missing += " " #name;
+#include "backends/cuda/cudnn_functions.def"
+#undef THEON_CUDNN_FN
+  EXPECT_GE(names, 20);
+  EXPECT_EQ(missing, "") << "libtheon_cuda resolves cuDNN functions the simulator does not define (with that "
+                            "version); add them to tests/gpu_sim/cuda/sim_cudnn.cpp:"
+                         << missing;
+}
+
 // ---------------------------------------------------------------- memory and copies
 TEST(GpuSimCuda, PointerAttributesAcrossTwoDevices) {
   const Output o = run_child("PointerAttributes", {"SIM_DEVICES=2"});
