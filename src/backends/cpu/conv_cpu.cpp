@@ -268,9 +268,9 @@ class ConvKernel final : public Kernel {
  public:
   std::string name() const override {
 #ifdef THEON_HAVE_DNNL
-    return std::string("onednn/im2col+") + blas_name();
+    return "onednn/im2col-gemm";  // float32: oneDNN; float64: im2col + CBLAS
 #else
-    return std::string("im2col+") + blas_name();
+    return "im2col-gemm";
 #endif
   }
 
