@@ -38,13 +38,13 @@ struct BorderMode {
 /// filter_shape are optional hints (-1 for an unknown entry): they are checked against the
 /// variables' static shapes and refine them.
 struct Conv2dOptions {
-  std::optional<std::vector<int64_t>> input_shape;
-  std::optional<std::vector<int64_t>> filter_shape;
   BorderMode border_mode = "valid";
   std::array<int64_t, 2> subsample = {1, 1};
   bool filter_flip = true;
   std::array<int64_t, 2> filter_dilation = {1, 1};
   int64_t num_groups = 1;
+  std::optional<std::vector<int64_t>> input_shape = std::nullopt;
+  std::optional<std::vector<int64_t>> filter_shape = std::nullopt;
 };
 
 /// Theano's conv2d(input, filters, ...): a 2-d convolution (filter_flip, the default) or
