@@ -162,7 +162,11 @@ VarPtr conv2d(const VarPtr& input, const VarPtr& filters, const ConvParams& p) {
   if (f[0] >= 0 && f[0] % p.groups != 0)
     throw ShapeError(what + ": the " + std::to_string(f[0]) + " output channels of " + described(filters) +
                      " are not divisible by num_groups=" + std::to_string(p.groups));
-  if (in[2] >= 0 && in[3] >= 0 && f[2] >= 1 && f[3] >= 1) conv_geometry(p, Shape(in), Shape(f), what);
+  // Spatial sizes known statically: a filter larger than the padded input fails now (the
+  // channel dims stand in with consistent values: they may be unknown).
+  if (in[2] >= 0 && in[3] >= 0 && f[2] >= 1 && f[3] >= 1)
+    conv_geometry(p, Shape{1, p.groups, in[2], in[3]}, Shape{p.groups, 1, f[2], f[3]},
+                  what + " with " + described(input) + " and " + described(filters));
   graph::TensorType type;
   type.dtype = t;
   type.dims = conv_static_output(p, in, f);

@@ -149,3 +149,30 @@ def test_errors_name_the_variables_and_shapes():
         T.nnet.conv2d(xs, ws)
     with pytest.raises(TypeError, match="float32 or float64"):
         T.nnet.conv2d(T.tensor4("i", dtype="int32"), w)
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_second_order(wrt):
+    """Gradients of gradients: the gradient ops' own L_op (grad_wrt_inputs and _weights are
+    linear in both tensor inputs) checked by finite differences of the first gradient."""
+    rng = np.random.default_rng(4)
+
+    def first_grad(a, b):
+        y = T.nnet.conv2d(a, b, border_mode=1, subsample=(2, 1), filter_flip=False)
+        return theon.grad(T.sum(y ** 2), [a, b][wrt])
+
+    T.verify_grad(first_grad, [rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((3, 2, 2, 3))], rng=rng)
+
+
+def test_partly_static_shapes():
+    """Known spatial sizes with unknown channels: checked where known, no false errors."""
+    x = T.tensor("float64", shape=(None, None, 5, 5), name="x")
+    w = T.tensor("float64", shape=(None, None, 3, 3), name="w")
+    y = T.nnet.conv2d(x, w, num_groups=2, border_mode="half")
+    rng = np.random.default_rng(5)
+    xv, wv = rng.standard_normal((1, 4, 5, 5)), rng.standard_normal((2, 2, 3, 3))
+    np.testing.assert_allclose(theon.function([x, w], y)(xv, wv),
+                               ref_conv(xv, wv, border_mode="half", num_groups=2), rtol=1e-12, atol=1e-12)
+    small = T.tensor("float64", shape=(None, None, 2, 2), name="small")
+    with pytest.raises(ValueError, match=r"larger than the padded input"):
+        T.nnet.conv2d(small, w)
