@@ -201,20 +201,24 @@ std::shared_ptr<const DnnlEntry> dnnl_entry(OpKind kind, const ConvGeometry& g) 
       const dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                                src, wei, dst, strides, dil, pl, pr);
       const dnnl::convolution_forward::primitive_desc fpd(fd, eng);
+      // oneDNN's reference implementations ("ref:any") are loops, slower than im2col + sgemm:
+      // those geometries (often backward passes on plain layouts) take the im2col path.
+      const auto fast = [](const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
       if (kind == OpKind::Conv2d) {
-        e->prim = dnnl::convolution_forward(fpd);
+        if (fast(fpd)) e->prim = dnnl::convolution_forward(fpd);
       } else if (kind == OpKind::Conv2dGradInputs) {
         const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, src, wei, dst, strides, dil,
                                                        pl, pr);
-        e->prim = dnnl::convolution_backward_data(dnnl::convolution_backward_data::primitive_desc(bd, eng, fpd));
+        const dnnl::convolution_backward_data::primitive_desc bpd(bd, eng, fpd);
+        if (fast(bpd)) e->prim = dnnl::convolution_backward_data(bpd);
       } else {
         const dnnl::convolution_backward_weights::desc bw(dnnl::algorithm::convolution_direct, src, wei, dst, strides,
                                                           dil, pl, pr);
-        e->prim =
-            dnnl::convolution_backward_weights(dnnl::convolution_backward_weights::primitive_desc(bw, eng, fpd));
+        const dnnl::convolution_backward_weights::primitive_desc bpd(bw, eng, fpd);
+        if (fast(bpd)) e->prim = dnnl::convolution_backward_weights(bpd);
       }
       e->src = src, e->wei = wei, e->dst = dst;
-      e->ok = true;
+      e->ok = static_cast<bool>(e->prim);
     } catch (const dnnl::error&) {
       e->ok = false;  // an unsupported geometry: im2col
     }
