@@ -132,9 +132,21 @@ class ConvKernel final : public CudaKernel {
   bool host_input(const graph::Apply& node, int input) const override {
     return input == 2 && node.op().kind() != OpKind::Conv2d;
   }
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&,
+  // cuDNN itself needs no NVRTC program; operands in other layouts are first copied to
+  // contiguous ones by the shared strided copy, whose kernels are listed here.
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
-    return {};  // cuDNN only
+    std::vector<KernelSource> out;
+    for (int i = 0; i < 2 && i < static_cast<int>(inputs.size()); ++i) {
+      const Array& x = inputs[i];
+      if (x.is_contiguous()) continue;
+      for (auto& src : copy_sources(x, Array(nullptr, x.dtype(), x.shape(), contiguous_strides(x.shape())))) {
+        bool seen = false;
+        for (auto& o : out) seen = seen || o.name == src.name;
+        if (!seen) out.push_back(std::move(src));
+      }
+    }
+    return out;
   }
 
   void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
