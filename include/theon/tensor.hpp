@@ -168,6 +168,8 @@ Var one_hot(const Var& indices, int64_t n, std::optional<DType> dtype = std::nul
 
 }  // namespace theon::tensor
 
+#include <theon/conv.hpp>  // conv2d and its gradients (tensor:: and nnet::)
+
 namespace theon::nnet {
 using tensor::categorical_crossentropy;
 using tensor::log_softmax;

@@ -8,6 +8,7 @@ NB_MODULE(_core, m) {
   theon::py::init_device(m);
   theon::py::init_var(m);
   theon::py::init_tensor(m);
+  theon::py::init_conv(m);
   theon::py::init_function(m);
   theon::py::init_grad(m);
   theon::py::init_config(m);

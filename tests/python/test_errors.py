@@ -82,7 +82,7 @@ def test_not_implemented():
     with pytest.raises(NotImplementedError):
         T.fmatrix().transfer("dev0")
     with pytest.raises(NotImplementedError):
-        T.nnet.conv2d(T.tensor4(), T.tensor4())
+        T.nnet.conv2d(T.tensor4(), T.tensor4(), unshared=True)
     with pytest.raises(NotImplementedError):
         T.dvector()[T.dvector() > 0]
 

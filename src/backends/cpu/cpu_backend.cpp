@@ -20,6 +20,7 @@ CpuBackend::CpuBackend() {
   register_matmul_kernels(*this);
   register_fused_kernels(*this);
   register_gemm_kernels(*this);
+  register_conv_kernels(*this);
 }
 
 Support CpuBackend::supports(const graph::Apply& node) const {

@@ -35,5 +35,7 @@ void register_blas_kernels(CpuBackend& backend);
 void register_matmul_kernels(CpuBackend& backend);
 /// The Gemm kernel (alpha * a.b + beta * c, formed by the specialize pass): oneDNN / CBLAS with beta.
 void register_gemm_kernels(CpuBackend& backend);
+/// Convolution and its gradients (conv_cpu.cpp: oneDNN for float32, im2col + GEMM otherwise).
+void register_conv_kernels(CpuBackend& backend);
 
 }  // namespace theon::backends::cpu

@@ -20,6 +20,7 @@ CudaBackend::CudaBackend() {
   register_grad_kernels(*this);
   register_random_kernels(*this);
   register_pool_kernels(*this);
+  register_conv_kernels(*this);
 }
 
 Support CudaBackend::available() const {

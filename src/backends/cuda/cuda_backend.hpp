@@ -38,5 +38,6 @@ void register_blas_kernels(CudaBackend&);       // Dot, Gemm, BatchedMatmul (cuB
 void register_grad_kernels(CudaBackend&);       // ZeroGrad, DisconnectedGrad, GradClip, GradScale (views)
 void register_random_kernels(CudaBackend&);     // RandomDraw (Philox), Assert
 void register_pool_kernels(CudaBackend&);       // Pool, MaxPoolGrad, AveragePoolGrad, DownsampleFactorMaxGradGrad
+void register_conv_kernels(CudaBackend&);       // Conv2d and its gradients (cuDNN, opened at run time)
 
 }  // namespace theon::backends::cuda

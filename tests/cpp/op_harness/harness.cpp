@@ -179,6 +179,7 @@ const std::vector<Case>& all_cases() {
     add_shape_cases(c);
     add_nnet_cases(c);
     add_pool_cases(c);
+    add_conv_cases(c);
     return c;
   }();
   return cases;

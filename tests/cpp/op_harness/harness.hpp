@@ -86,6 +86,7 @@ void add_blas_cases(std::vector<Case>& cases);
 void add_shape_cases(std::vector<Case>& cases);
 void add_nnet_cases(std::vector<Case>& cases);
 void add_pool_cases(std::vector<Case>& cases);
+void add_conv_cases(std::vector<Case>& cases);
 
 const std::vector<Case>& all_cases();
 /// gtest prints cases by name, not as bytes.

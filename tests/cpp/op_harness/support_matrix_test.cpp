@@ -593,9 +593,20 @@ struct ReasonGroups {
   }
 };
 
+// cuDNN is opened at run time (optional): whether the CUDA backend found it, from its answer
+// for a float32 Conv2d (its cell says "no cuDNN ..." otherwise).
+std::string cudnn_state(const Matrix& m) {
+  for (const KindRow& row : m.rows) {
+    if (row.info.kind != OpKind::Conv2d) continue;
+    auto it = row.entries.find(DType::Float32);
+    if (it != row.entries.end() && it->second.made) return it->second.cuda.ok ? "`cuDNN` found" : "cuDNN absent";
+  }
+  return "cuDNN absent";
+}
+
 std::string build_line(const Matrix& m) {
   return std::string("Build: CPU BLAS `") + backends::cpu::blas_name() + "`, CUDA backend " +
-         (m.have_cuda ? "`libtheon_cuda`" : "absent") + ".";
+         (m.have_cuda ? "`libtheon_cuda`, " + cudnn_state(m) : std::string("absent")) + ".";
 }
 
 std::string render(const Matrix& m) {

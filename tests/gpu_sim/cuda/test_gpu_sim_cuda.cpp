@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#ifdef THEON_GPU_SIM_HAVE_CUDNN_H
+#include <cudnn.h>
+#endif
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -185,6 +188,78 @@ TEST(GpuSimCuda, DefinesEveryCudaFunctionTheBackendImports) {
   EXPECT_TRUE(defined.count("cudaMalloc@libcudart.so.13"));
   EXPECT_TRUE(defined.count("theon_gpu_sim_marker@libcudart.so.13"));
 }
+
+// cuDNN is opened with dlopen (src/backends/cuda/cudnn_api.cpp), so its functions are no
+// imports: the list libtheon_cuda resolves is cudnn_functions.def, checked here.
+TEST(GpuSimCuda, DefinesEveryCudnnFunctionTheBackendResolves) {
+  if (std::string(THEON_GPU_SIM_CUDNN).empty()) GTEST_SKIP() << "built without cudnn.h: no cuDNN stand-in";
+  std::set<std::string> defined;
+  for (auto& s : nm_symbols(THEON_GPU_SIM_CUDNN, "--defined-only")) defined.insert(s);
+  std::string missing;
+  int names = 0;
+#define THEON_CUDNN_FN(name) \
+  ++names;                   \
+  if (!defined.count(#name "@libcudnn.so.9")) missing += " " #name;
+#include "backends/cuda/cudnn_functions.def"
+#undef THEON_CUDNN_FN
+  EXPECT_GE(names, 20);
+  EXPECT_EQ(missing, "") << "libtheon_cuda resolves cuDNN functions the simulator does not define (with that "
+                            "version); add them to tests/gpu_sim/cuda/sim_cudnn.cpp:"
+                         << missing;
+}
+
+#ifdef THEON_GPU_SIM_HAVE_CUDNN_H
+// The stand-in cuDNN refuses what real cuDNN would: output dims other than
+// cudnnGetConvolution2dForwardOutputDim's, a workspace smaller than Get*WorkspaceSize's.
+TEST(GpuSimCudnn, OutputDimsAndWorkspaceAreEnforced) {
+  void* lib = dlopen(THEON_GPU_SIM_CUDNN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+#define FN(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); ASSERT_NE(name, nullptr);
+  FN(cudnnCreate) FN(cudnnCreateTensorDescriptor) FN(cudnnSetTensor4dDescriptorEx) FN(cudnnCreateFilterDescriptor)
+  FN(cudnnSetFilter4dDescriptor) FN(cudnnCreateConvolutionDescriptor) FN(cudnnSetConvolution2dDescriptor)
+  FN(cudnnGetConvolutionForwardWorkspaceSize) FN(cudnnConvolutionForward)
+#undef FN
+  cudnnHandle_t h = nullptr;
+  cudnnTensorDescriptor_t xd = nullptr, yd = nullptr, bad = nullptr;
+  cudnnFilterDescriptor_t wd = nullptr;
+  cudnnConvolutionDescriptor_t cd = nullptr;
+  ASSERT_EQ(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+  for (auto* d : {&xd, &yd, &bad}) ASSERT_EQ(cudnnCreateTensorDescriptor(d), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateFilterDescriptor(&wd), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateConvolutionDescriptor(&cd), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, 1, 1, 4, 4, 16, 16, 4, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, 1, 1, 2, 2, 4, 4, 2, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(bad, CUDNN_DATA_FLOAT, 1, 1, 3, 3, 9, 9, 3, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, 3, 3), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            CUDNN_STATUS_SUCCESS);
+  const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  size_t ws_bytes = 0;
+  EXPECT_EQ(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, bad, algo, &ws_bytes), CUDNN_STATUS_BAD_PARAM);
+  ASSERT_EQ(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, algo, &ws_bytes), CUDNN_STATUS_SUCCESS);
+  ASSERT_GT(ws_bytes, 0u);
+  float *x = nullptr, *w = nullptr, *y = nullptr;
+  void* ws = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&x), 16 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&w), 9 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&y), 4 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&ws, ws_bytes), cudaSuccess);
+  std::vector<float> hx(16), hw(9, 1.f), hy(4, -1.f);
+  for (int i = 0; i < 16; ++i) hx[i] = float(i);
+  ASSERT_EQ(cudaMemcpy(x, hx.data(), 16 * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(w, hw.data(), 9 * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  const float one = 1.f, zero = 0.f;
+  EXPECT_EQ(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws, ws_bytes - 4, &zero, yd, y),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws, ws_bytes, &zero, bad, y),
+            CUDNN_STATUS_BAD_PARAM);
+  ASSERT_EQ(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws, ws_bytes, &zero, yd, y), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudaMemcpy(hy.data(), y, 4 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  // Sums of 3x3 windows of 0..15: 45, 54, 81, 90.
+  EXPECT_EQ(hy, (std::vector<float>{45, 54, 81, 90}));
+  for (void* p : {static_cast<void*>(x), static_cast<void*>(w), static_cast<void*>(y), ws}) cudaFree(p);
+}
+#endif
 
 // ---------------------------------------------------------------- memory and copies
 TEST(GpuSimCuda, PointerAttributesAcrossTwoDevices) {

@@ -66,10 +66,27 @@ def sigmoid_binary_crossentropy(output, target):
     return maximum(output, 0.0) - output * target + log1p(exp(-_abs(output)))
 
 
-def conv2d(*args, **kwargs):
-    from ...errors import not_available
-    raise not_available("T.nnet.conv2d", "convolutions are a later issue")
+def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="valid", subsample=(1, 1),
+           filter_flip=True, image_shape=None, filter_dilation=(1, 1), num_groups=1, unshared=False, **kwargs):
+    """Theano's T.nnet.conv2d: a 2-d convolution (filter_flip=True) or cross-correlation of a
+    (batch, channels, rows, cols) input with (out_channels, channels // num_groups, rows, cols)
+    filters; border_mode 'valid', 'full', 'half', an int or a pair of ints. image_shape is the
+    deprecated name of input_shape. See theon.tensor.nnet.abstract_conv."""
+    if kwargs:
+        raise TypeError("conv2d() got an unexpected keyword argument %r" % (next(iter(kwargs)),))
+    if unshared:
+        from ...errors import not_available
+        raise not_available("T.nnet.conv2d(unshared=True)", "unshared convolutions are not implemented")
+    if image_shape is not None:
+        if input_shape is not None:
+            raise ValueError("conv2d: give input_shape or its deprecated name image_shape, not both")
+        input_shape = image_shape
+    return abstract_conv.conv2d(input, filters, input_shape=input_shape, filter_shape=filter_shape,
+                                border_mode=border_mode, subsample=subsample, filter_flip=filter_flip,
+                                filter_dilation=filter_dilation, num_groups=num_groups)
 
 
+from . import abstract_conv, conv  # noqa: E402
+from .abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: E402,F401
 from . import bn  # noqa: E402,F401  (theano.tensor.nnet.bn)
 from .bn import batch_normalization  # noqa: E402,F401

@@ -57,7 +57,9 @@ void collect(const compile::Program& program, const std::vector<Array>& inputs, 
       std::vector<Array> ph;
       for (auto& a : ins) ph.push_back(placeholder(a));
       for (auto& src : k->sources(node, ph)) sweep.sources.emplace(src.code, src);
-    } else if (th.reason.rfind("fallback: ", 0) == 0) {
+    } else if (th.reason.rfind("fallback: ", 0) == 0 && th.reason.find("no cuDNN") == std::string::npos) {
+      // (Convolutions need cuDNN, opened at run time and optional: on a machine without it
+      // they stay on the CPU by design; they have no NVRTC source to sweep either way.)
       sweep.unsupported.emplace(node.op().display(), th.reason);
     }
     std::vector<Shape> shapes = node.op().infer_shape(node, ins);

@@ -4,10 +4,14 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "compile/placement.hpp"
 #include "compile/program.hpp"
+#include "ops/conv.hpp"
+#include "util/process.hpp"
 
 #include <theon/theon.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 namespace theon {
 namespace {
@@ -95,6 +99,37 @@ TEST(CudaPlacement, ShapeArithmeticStaysOnTheHost) {
   }
   EXPECT_TRUE(saw_shape);
   EXPECT_EQ(p->num_fallbacks, 0);
+}
+
+// cuDNN is optional (src/backends/cuda/cudnn_api.hpp): a convolution and its gradients run
+// on the GPU when libcudnn.so.9 opens, else on the CPU with the reason "no cuDNN: ...".
+// Prints "conv on cuda0" or "conv on cpu: <reason>" per node, for the test below.
+void print_conv_placement() {
+  Var x = tensor::tensor4("x"), w = tensor::tensor4("w");
+  Var y = tensor::conv2d(x, w, {.border_mode = "half"});
+  std::vector<Var> g = grad(tensor::sum(y), {x, w});
+  auto p = plan({x, w}, {y, g[0], g[1]}, "none");
+  for (auto& t : p->thunks)
+    if (t.node && ops::Conv2d::of(t.node->op()))
+      std::printf("%s on %s%s%s\n", t.node->op().name().c_str(), t.device.c_str(), t.device == "cpu" ? ": " : "",
+                  t.device == "cpu" ? t.reason.c_str() : "");
+}
+
+// Runs itself again as a child process (THEON_CUDNN_LIBRARY naming no file, and a marker
+// telling the child to print the placement instead).
+TEST(CudaPlacement, ConvolutionWithoutCudnnStaysOnTheCpuSayingWhy) {
+  if (std::getenv("THEON_TEST_CONV_PLACEMENT_CHILD")) return print_conv_placement();
+  ::setenv("THEON_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.9", 1);
+  ::setenv("THEON_TEST_CONV_PLACEMENT_CHILD", "1", 1);
+  const detail::ProcessResult r = detail::run_capture(
+      {"/proc/self/exe", "--gtest_filter=CudaPlacement.ConvolutionWithoutCudnnStaysOnTheCpuSayingWhy"});
+  ::unsetenv("THEON_CUDNN_LIBRARY");
+  ::unsetenv("THEON_TEST_CONV_PLACEMENT_CHILD");
+  ASSERT_TRUE(r.ok()) << r.error << r.output;
+  for (const char* kind : {"Conv2d on cpu", "Conv2dGradInputs on cpu", "Conv2dGradWeights on cpu"})
+    EXPECT_NE(r.output.find(kind), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no cuDNN: /nonexistent/libcudnn.so.9 could not be opened"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("on cuda0"), std::string::npos) << r.output;
 }
 
 TEST(CudaWithoutDevice, StatusGivesTheReason) {
