@@ -40,10 +40,10 @@ using ops::ConvGeometry;
 
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-          bool accumulate, T* c, const std::string& what) {
+          bool accumulate, T* c, const graph::Apply& node) {
   if (have_blas(dtype_of<T>())) {
     blas_gemm(dtype_of<T>(), BlasOperand{ta, lda, true}, BlasOperand{tb, ldb, true}, m, n, k, 1.0, a, b,
-              accumulate ? 1.0 : 0.0, c, what);
+              accumulate ? 1.0 : 0.0, c, node);
     return;
   }
   // No BLAS in this build: a cache-friendly i-p-j loop accumulating in double per row.
@@ -114,7 +114,7 @@ void col2im(const ConvGeometry& g, const T* col, T* img) {
 // a = (input or filters), b = (filters or output_grad); `out` contiguous and allocated.
 template <class T>
 void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Array& b_in, Array& out,
-                const std::string& what) {
+                const graph::Apply& node) {
   const Array a = a_in.contiguous(), b = b_in.contiguous();
   const int64_t K = g.cg() * g.kh * g.kw, P = g.oh * g.ow, Mg = g.mg();
   std::vector<T> col(static_cast<size_t>(K * P));
@@ -125,7 +125,7 @@ void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Arr
     for (int64_t n = 0; n < g.n; ++n)
       for (int64_t gr = 0; gr < g.groups; ++gr) {
         im2col(g, x + (n * g.c + gr * g.cg()) * g.h * g.w, col.data());
-        gemm<T>(false, false, Mg, P, K, w + gr * Mg * K, K, col.data(), P, false, po + (n * g.m + gr * Mg) * P, what);
+        gemm<T>(false, false, Mg, P, K, w + gr * Mg * K, K, col.data(), P, false, po + (n * g.m + gr * Mg) * P, node);
       }
   } else if (kind == OpKind::Conv2dGradInputs) {
     const T* w = a.data<T>();
@@ -133,7 +133,7 @@ void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Arr
     std::fill_n(po, out.size(), T(0));
     for (int64_t n = 0; n < g.n; ++n)
       for (int64_t gr = 0; gr < g.groups; ++gr) {
-        gemm<T>(true, false, K, P, Mg, w + gr * Mg * K, K, gz + (n * g.m + gr * Mg) * P, P, false, col.data(), what);
+        gemm<T>(true, false, K, P, Mg, w + gr * Mg * K, K, gz + (n * g.m + gr * Mg) * P, P, false, col.data(), node);
         col2im(g, col.data(), po + (n * g.c + gr * g.cg()) * g.h * g.w);
       }
   } else {
@@ -142,7 +142,7 @@ void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Arr
     for (int64_t n = 0; n < g.n; ++n)
       for (int64_t gr = 0; gr < g.groups; ++gr) {
         im2col(g, x + (n * g.c + gr * g.cg()) * g.h * g.w, col.data());
-        gemm<T>(false, true, Mg, K, P, gz + (n * g.m + gr * Mg) * P, P, col.data(), P, n > 0, po + gr * Mg * K, what);
+        gemm<T>(false, true, Mg, K, P, gz + (n * g.m + gr * Mg) * P, P, col.data(), P, n > 0, po + gr * Mg * K, node);
       }
     if (g.n == 0) std::fill_n(po, out.size(), T(0));
   }
@@ -289,7 +289,6 @@ class ConvKernel final : public Kernel {
       std::memset(out.data(), 0, out.nbytes());
       return;
     }
-    const std::string what = node.describe();
     if (out.dtype() == DType::Float32) {
 #ifdef THEON_HAVE_DNNL
       if (kind == OpKind::Conv2dGradWeights) {
@@ -309,9 +308,9 @@ class ConvKernel final : public Kernel {
         if (run_dnnl(kind, g, a, b, out)) return;
       }
 #endif
-      return run_im2col<float>(kind, g, inputs[0], inputs[1], out, what);
+      return run_im2col<float>(kind, g, inputs[0], inputs[1], out, node);
     }
-    run_im2col<double>(kind, g, inputs[0], inputs[1], out, what);
+    run_im2col<double>(kind, g, inputs[0], inputs[1], out, node);
   }
 };
 
