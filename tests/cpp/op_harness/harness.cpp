@@ -178,6 +178,7 @@ const std::vector<Case>& all_cases() {
     add_blas_cases(c);
     add_shape_cases(c);
     add_nnet_cases(c);
+    add_api_cases(c);
     return c;
   }();
   return cases;
