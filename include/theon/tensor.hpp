@@ -176,6 +176,10 @@ Var roll(const Var& x, const ScalarArg& shift, std::optional<int> axis = std::nu
 Var diagonal(const Var& x, int offset = 0, int axis1 = 0, int axis2 = 1);
 /// numpy.diag: a vector's square matrix with it on diagonal k, or a matrix's diagonal k.
 Var diag(const Var& x, int k = 0);
+/// numpy.sort / numpy.argsort along `axis` (std::nullopt: the flattened x), ascending, stable,
+/// NaN last; argsort gives int64 positions. Theano's theano.tensor.sort / argsort.
+Var sort(const Var& x, std::optional<int> axis = -1);
+Var argsort(const Var& x, std::optional<int> axis = -1);
 
 // ---- neural-network ops (also in nnet::) ----
 Var softmax(const Var& x, int axis = -1);

@@ -132,6 +132,10 @@ void init_tensor(nb::module_& m) {
         nb::arg("x"), nb::arg("shift"), nb::arg("axis") = nb::none());
   t.def("diagonal", &diagonal, nb::arg("x"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1);
   t.def("diag", &diag, nb::arg("x"), nb::arg("k") = 0);
+  t.def("sort", [](const Var& x, std::optional<int> axis) { return tensor::sort(x, axis); }, nb::arg("x"),
+        nb::arg("axis") = nb::none());
+  t.def("argsort", [](const Var& x, std::optional<int> axis) { return tensor::argsort(x, axis); }, nb::arg("x"),
+        nb::arg("axis") = nb::none());
 }
 
 }  // namespace theon::py

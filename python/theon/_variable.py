@@ -572,6 +572,14 @@ class TensorVariable:
         from . import tensor
         return tensor.squeeze(self)
 
+    def sort(self, axis=-1, kind="quicksort", order=None):
+        from . import tensor
+        return tensor.sort(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind="quicksort", order=None):
+        from . import tensor
+        return tensor.argsort(self, axis, kind, order)
+
     def eval(self, inputs_to_values=None):
         """Compiles (once per set of inputs) and runs a function computing this variable."""
         from .compile import function

@@ -1,6 +1,6 @@
 // Theano's everyday tensor names built from other ops (issue 17): eye, identity_like, tile,
 // repeat, linspace, squeeze, addbroadcast, unbroadcast, patternbroadcast, specify_shape, roll,
-// diagonal, diag. Each is a composition of existing differentiable ops (arange, comparison,
+// diagonal, diag (and the builders of the Sort op: sort, argsort). Each is a composition of existing differentiable ops (arange, comparison,
 // alloc, reshape, dimshuffle, subtensor, take, join, Assert), so every backend runs it and its
 // gradient follows; none needs a kernel of its own.
 #include <theon/config.hpp>
@@ -10,6 +10,7 @@
 #include "graph/node.hpp"
 #include "ops/assert.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/sort.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -326,5 +327,8 @@ Var diag(const Var& x, int k) {
   Var on = eq(arange(n).dimshuffle({0, -1}) + static_cast<int64_t>(k), arange(n).dimshuffle({-1, 0}));
   return switch_(on, padded.dimshuffle({0, -1}), cast(constant(Array::scalar(0.0, DType::Float64)), x.dtype()));
 }
+
+Var sort(const Var& x, std::optional<int> axis) { return Var(ops::sort(need(x, "sort"), axis)); }
+Var argsort(const Var& x, std::optional<int> axis) { return Var(ops::argsort(need(x, "argsort"), axis)); }
 
 }  // namespace theon::tensor

@@ -238,3 +238,29 @@ def test_existing_names():
     close(run([x], extra_ops.cumsum(x), xv), np.cumsum(xv))
     close(run([x], x[[slice(0, 2), 1]], xv), xv[0:2, 1])
     close(run([x], x[(slice(1, None), slice(None, None, 2))], xv), xv[1:, ::2])
+
+
+# ---- sort / argsort -------------------------------------------------------------------------
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_argsort_match_numpy(axis):
+    x = T.dmatrix("x")
+    xv = rng.integers(-3, 4, size=(4, 6)).astype(np.float64)  # ties: argsort is stable
+    xv[1, 2] = np.nan
+    close(run([x], T.sort(x, axis), xv), np.sort(xv, axis=axis))
+    got = run([x], T.argsort(x, axis), xv)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.argsort(xv, axis=axis, kind="stable"))
+    i = T.ivector("i")
+    iv = rng.integers(-50, 50, size=9).astype(np.int32)
+    np.testing.assert_array_equal(run([i], i.sort(), iv), np.sort(iv))
+    np.testing.assert_array_equal(run([i], i.argsort(kind="mergesort"), iv), np.argsort(iv, kind="stable"))
+
+
+def test_sort_gradient_and_arguments():
+    T.verify_grad(lambda x: T.sort(x, 0), [rng.normal(size=(4, 3))], rng=np.random.RandomState(2))
+    T.verify_grad(lambda x: T.sort(x) * T.arange(5.0), [rng.normal(size=(3, 5))], rng=np.random.RandomState(3))
+    x = T.dmatrix("x")
+    with pytest.raises(ValueError, match="kind"):
+        T.sort(x, kind="bogus")
+    with pytest.raises(NotImplementedError, match="order"):
+        T.argsort(x, order="f")

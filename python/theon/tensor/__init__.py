@@ -562,6 +562,31 @@ def diag(v, k=0):
     return _w(_t.diag(_v(v), int(k)))
 
 
+_SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sort_args(kind, order, what):
+    if order is not None:
+        raise _NotImpl(f"{what}: order= (structured arrays) is not available")
+    if kind not in _SORT_KINDS:
+        raise ValueError(f"{what}: kind must be one of {_SORT_KINDS}, got {kind!r}")
+
+
+def sort(a, axis=-1, kind="quicksort", order=None):
+    """numpy.sort along `axis` (None: the flattened tensor), ascending, NaN last. Every `kind`
+    sorts stably (the values are the same whichever kind NumPy would use)."""
+    _sort_args(kind, order, "sort")
+    return _w(_t.sort(_v(a), None if axis is None else int(axis)))
+
+
+def argsort(a, axis=-1, kind="quicksort", order=None):
+    """numpy.argsort: int64 positions of the sorted values along `axis` (None: flattened). Ties
+    keep their input order for every `kind` (a stable sort; NumPy's quicksort leaves their
+    order open)."""
+    _sort_args(kind, order, "argsort")
+    return _w(_t.argsort(_v(a), None if axis is None else int(axis)))
+
+
 # ---- builders generated from the op registry ------------------------------------------
 # Every builder of theon/scalar_ops.def and of the non-Custom rows of theon/ops.def gets its
 # Theano-style name here unless a hand-written wrapper above already gives one (aliases,

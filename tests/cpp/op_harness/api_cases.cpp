@@ -374,12 +374,67 @@ void add_layout_cases(std::vector<Case>& cases) {
                        [ref_diagonal](auto& r) { return ref_diagonal(r[0], 1, 0, 1); }, true));
 }
 
+// sort / argsort: a stable sort per lane with NaN last, written here with std::stable_sort on
+// double keys.
+Ref ref_sort(const Ref& x_in, std::optional<int> axis_in, bool indices) {
+  Ref x = axis_in ? x_in : with_shape(x_in, {x_in.size()});
+  const int axis = axis_in ? (*axis_in < 0 ? *axis_in + x.ndim() : *axis_in) : 0;
+  Ref r{indices ? D::Int64 : x.dtype, x.shape, std::vector<double>(x.v.size())};
+  const int64_t n = x.shape[axis];
+  int64_t stride = 1;
+  for (int d = x.ndim() - 1; d > axis; --d) stride *= x.shape[d];
+  for (int64_t i = 0; i < x.size(); ++i) {
+    if ((i / stride) % n != 0) continue;  // i is the first element of its lane
+    std::vector<int64_t> order(n);
+    for (int64_t k = 0; k < n; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const double va = x.v[i + a * stride], vb = x.v[i + b * stride];
+      if (std::isnan(va)) return false;
+      return std::isnan(vb) || va < vb;
+    });
+    for (int64_t k = 0; k < n; ++k) r.v[i + k * stride] = indices ? double(order[k]) : x.v[i + order[k] * stride];
+  }
+  return r;
+}
+
+void add_sort_cases(std::vector<Case>& cases) {
+  const std::vector<std::vector<Shape>> shapes = {{{3, 5}}, {{0, 4}}, {{1, 1}}, {{2, 3, 4}}, {{7}}, {{4, 0}}};
+  struct A { std::string label; std::optional<int> axis; };
+  for (bool idx : {false, true})
+    for (const A& a : std::vector<A>{{"last", -1}, {"axis0", 0}, {"flat", std::nullopt}}) {
+      const std::string op = idx ? "argsort" : "sort";
+      Case c = make(op, a.label, {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool}, shapes,
+                    [idx, a](auto& v) { return idx ? tensor::argsort(v[0], a.axis) : tensor::sort(v[0], a.axis); },
+                    [idx, a](auto& r) { return ref_sort(r[0], a.axis, idx); });
+      c.domain = Domain::SmallInt;  // many ties: checks stability
+      cases.push_back(c);
+    }
+  // Floats with NaN (last, in input order among themselves) and signed zeros.
+  for (bool idx : {false, true}) {
+    Case c = make(idx ? "argsort" : "sort", "nan", {D::Float64, D::Float32}, {{{2, 6}}},
+                  [idx](auto& v) { return idx ? tensor::argsort(v[0]) : tensor::sort(v[0]); },
+                  [idx](auto& r) { return ref_sort(r[0], -1, idx); });
+    c.vary_layout = false;
+    c.make_inputs = [](D dtype, const std::vector<Shape>&, uint64_t) {
+      std::vector<double> v = {NAN, 2, -1, NAN, 0.5, -3, 1, 1, -0.0, 0.0, NAN, -2};
+      return std::vector<Array>{Array::from_vector<double>(v, {2, 6}).astype(dtype)};
+    };
+    cases.push_back(c);
+  }
+  // The gradient rows on distinct values (normal draws: finite differences need no ties).
+  for (const A& a : std::vector<A>{{"grad_axis0", 0}, {"grad_last", -1}, {"grad_flat", std::nullopt}})
+    cases.push_back(make("sort", a.label, {D::Float64}, {{{4, 3}}, {{2, 3, 4}}},
+                         [a](auto& v) { return tensor::sort(v[0], a.axis); },
+                         [a](auto& r) { return ref_sort(r[0], a.axis, false); }, true));
+}
+
 }  // namespace
 
 void add_api_cases(std::vector<Case>& cases) {
   add_special_cases(cases);
   add_constructor_cases(cases);
   add_layout_cases(cases);
+  add_sort_cases(cases);
 }
 
 }  // namespace theon::testing
