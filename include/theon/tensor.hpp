@@ -180,6 +180,12 @@ Var diag(const Var& x, int k = 0);
 /// NaN last; argsort gives int64 positions. Theano's theano.tensor.sort / argsort.
 Var sort(const Var& x, std::optional<int> axis = -1);
 Var argsort(const Var& x, std::optional<int> axis = -1);
+/// numpy.flatnonzero (int64 row-major positions of x's non-zero elements), numpy.nonzero (one
+/// int64 index vector per dim) and Theano's nonzero_values (x's non-zero elements, flattened).
+/// Their length is data: counted when the function runs (on a GPU, a synchronising read).
+Var flatnonzero(const Var& x);
+std::vector<Var> nonzero(const Var& x);
+Var nonzero_values(const Var& x);
 
 // ---- neural-network ops (also in nnet::) ----
 Var softmax(const Var& x, int axis = -1);

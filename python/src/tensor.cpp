@@ -136,6 +136,9 @@ void init_tensor(nb::module_& m) {
         nb::arg("axis") = nb::none());
   t.def("argsort", [](const Var& x, std::optional<int> axis) { return tensor::argsort(x, axis); }, nb::arg("x"),
         nb::arg("axis") = nb::none());
+  t.def("flatnonzero", &flatnonzero, nb::arg("x"));
+  t.def("nonzero", &nonzero, nb::arg("x"));
+  t.def("nonzero_values", &nonzero_values, nb::arg("x"));
 }
 
 }  // namespace theon::py

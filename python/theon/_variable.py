@@ -580,6 +580,14 @@ class TensorVariable:
         from . import tensor
         return tensor.argsort(self, axis, kind, order)
 
+    def nonzero(self, return_matrix=False):
+        from . import tensor
+        return tensor.nonzero(self, return_matrix)
+
+    def nonzero_values(self):
+        from . import tensor
+        return tensor.nonzero_values(self)
+
     def eval(self, inputs_to_values=None):
         """Compiles (once per set of inputs) and runs a function computing this variable."""
         from .compile import function

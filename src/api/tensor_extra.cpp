@@ -1,6 +1,6 @@
 // Theano's everyday tensor names built from other ops (issue 17): eye, identity_like, tile,
 // repeat, linspace, squeeze, addbroadcast, unbroadcast, patternbroadcast, specify_shape, roll,
-// diagonal, diag (and the builders of the Sort op: sort, argsort). Each is a composition of existing differentiable ops (arange, comparison,
+// diagonal, diag (and the builders of the Sort and FlatNonZero ops: sort, argsort, flatnonzero, nonzero, nonzero_values). Each is a composition of existing differentiable ops (arange, comparison,
 // alloc, reshape, dimshuffle, subtensor, take, join, Assert), so every backend runs it and its
 // gradient follows; none needs a kernel of its own.
 #include <theon/config.hpp>
@@ -10,6 +10,7 @@
 #include "graph/node.hpp"
 #include "ops/assert.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/nonzero.hpp"
 #include "ops/sort.hpp"
 
 #include <algorithm>
@@ -330,5 +331,22 @@ Var diag(const Var& x, int k) {
 
 Var sort(const Var& x, std::optional<int> axis) { return Var(ops::sort(need(x, "sort"), axis)); }
 Var argsort(const Var& x, std::optional<int> axis) { return Var(ops::argsort(need(x, "argsort"), axis)); }
+
+Var flatnonzero(const Var& x) { return Var(ops::flatnonzero(need(x, "flatnonzero"))); }
+
+std::vector<Var> nonzero(const Var& x) {
+  Var flat = flatnonzero(x);
+  // Coordinates of row-major positions: (p / prod(shape[d+1:])) % shape[d].
+  std::vector<Var> out;
+  Var stride = lit64(1);
+  for (int d = x.ndim() - 1; d >= 0; --d) {
+    Var n = dim_of(x, d);
+    out.insert(out.begin(), mod(floor_div(flat, stride), n));
+    stride = stride * n;
+  }
+  return out;
+}
+
+Var nonzero_values(const Var& x) { return take(x.flatten(1), flatnonzero(x), 0); }
 
 }  // namespace theon::tensor

@@ -264,3 +264,21 @@ def test_sort_gradient_and_arguments():
         T.sort(x, kind="bogus")
     with pytest.raises(NotImplementedError, match="order"):
         T.argsort(x, order="f")
+
+
+# ---- nonzero --------------------------------------------------------------------------------
+def test_nonzero_flatnonzero_nonzero_values():
+    x = T.dtensor3("x")
+    xv = rng.integers(-2, 3, size=(2, 3, 4)).astype(np.float64)
+    xv[0, 1, 2] = np.nan
+    f = theon.function([x], [*T.nonzero(x), T.flatnonzero(x), T.nonzero_values(x), T.nonzero(x, return_matrix=True)])
+    *coords, flat, values, mat = f(xv)
+    for got, want in zip(coords, np.nonzero(xv)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(flat, np.flatnonzero(xv))
+    np.testing.assert_array_equal(values, xv[np.nonzero(xv)])
+    np.testing.assert_array_equal(mat, np.stack(np.nonzero(xv)))
+    np.testing.assert_array_equal(f(np.zeros((2, 0, 3)))[3], np.zeros(0, np.int64))
+    b = T.bvector("b")
+    np.testing.assert_array_equal(run([b], b.nonzero()[0], np.array([0, 3, 0, -1], np.int8)), [1, 3])
+    T.verify_grad(lambda v: T.nonzero_values(v) * 2, [rng.normal(size=(3, 4))], rng=np.random.RandomState(4))

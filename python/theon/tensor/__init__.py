@@ -587,6 +587,23 @@ def argsort(a, axis=-1, kind="quicksort", order=None):
     return _w(_t.argsort(_v(a), None if axis is None else int(axis)))
 
 
+def flatnonzero(a):
+    """numpy.flatnonzero: int64 positions of a's non-zero elements in the flattened tensor."""
+    return _w(_t.flatnonzero(_v(a)))
+
+
+def nonzero(a, return_matrix=False):
+    """numpy.nonzero: a tuple of int64 index vectors, one per dim; return_matrix=True gives
+    them as the rows of one (a.ndim, count) matrix (Theano's)."""
+    idx = [_w(v) for v in _t.nonzero(_v(a))]
+    return stack(idx) if return_matrix else tuple(idx)
+
+
+def nonzero_values(a):
+    """a's non-zero elements, flattened (Theano's nonzero_values)."""
+    return _w(_t.nonzero_values(_v(a)))
+
+
 # ---- builders generated from the op registry ------------------------------------------
 # Every builder of theon/scalar_ops.def and of the non-Custom rows of theon/ops.def gets its
 # Theano-style name here unless a hand-written wrapper above already gives one (aliases,

@@ -1,4 +1,4 @@
-// Reductions on the CPU: Reduce (every kind), SumTo, ArgMax, CumSum/CumProd, Sort/ArgSort and FusedReduce. Accumulation
+// Reductions on the CPU: Reduce (every kind), SumTo, ArgMax, CumSum/CumProd, Sort/ArgSort, FlatNonZero and FusedReduce. Accumulation
 // follows the functors of ops/scalar/reduce_ops.hpp (reduce_accumulate.hpp), as the generated
 // CUDA reductions do.
 #include "backends/cpu/cpu_backend.hpp"
@@ -9,6 +9,7 @@
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/reduce.hpp"
+#include "ops/nonzero.hpp"
 #include "ops/sort.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
@@ -241,6 +242,21 @@ void sort_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
   detail::visit_dtype(inputs[0].dtype(), [&]<class T>() { sort_lanes<T>(op, inputs[0], outputs[0]); });
 }
 
+// ---- FlatNonZero ----
+
+// The positions of the non-zero elements of the (1-d, strided) input, in order.
+void flat_nonzero_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  const Array& x = inputs[0];
+  int64_t* po = outputs[0].data<int64_t>();
+  const int64_t n = x.size(), cap = outputs[0].size(), s = x.ndim() ? x.strides()[0] : 0;
+  detail::visit_dtype(x.dtype(), [&]<class T>() {
+    const T* px = x.data<T>();
+    int64_t k = 0;
+    for (int64_t i = 0; i < n && k < cap; ++i)
+      if (px[i * s] != T(0)) po[k++] = i;
+  });
+}
+
 // ---- FusedReduce ----
 
 namespace {
@@ -340,6 +356,7 @@ void register_reduce_loops(CpuBackend& backend) {
   register_loop(backend, graph::OpKind::FusedReduce, fused_reduce_loop);
   register_loop(backend, graph::OpKind::Sort, sort_loop);
   register_loop(backend, graph::OpKind::ArgSort, sort_loop);
+  register_loop(backend, graph::OpKind::FlatNonZero, flat_nonzero_loop);
 }
 
 }  // namespace theon::backends::cpu

@@ -19,6 +19,7 @@
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/reduce.hpp"
+#include "ops/nonzero.hpp"
 #include "ops/sort.hpp"
 #include "ops/sum_to.hpp"
 #include "util/strided.hpp"
@@ -319,6 +320,70 @@ class SortKernel final : public CudaKernel {
   }
 };
 
+// FlatNonZero: the count (input 1) is read on the host (host_input: it decides the output
+// length); one block of 256 threads compacts x in chunks of 256 with a shared-memory prefix
+// sum, writing the positions in order.
+constexpr const char* kNonZeroKernel = R"CUDA(
+extern "C" __global__ void flat_nonzero(const T* x, long long n, long long sx, long long* out, long long cap) {
+  __shared__ long long scan[256];
+  long long base = 0;
+  for (long long start = 0; start < n; start += blockDim.x) {
+    const long long i = start + threadIdx.x;
+    const int flag = (i < n) && (x[i * sx] != (T)0);
+    scan[threadIdx.x] = flag;
+    __syncthreads();
+    for (unsigned off = 1; off < blockDim.x; off <<= 1) {
+      const long long v = threadIdx.x >= off ? scan[threadIdx.x - off] : 0;
+      __syncthreads();
+      scan[threadIdx.x] += v;
+      __syncthreads();
+    }
+    const long long pos = base + scan[threadIdx.x] - 1;
+    if (flag && pos < cap) out[pos] = i;
+    base += scan[blockDim.x - 1];
+    __syncthreads();
+  }
+}
+)CUDA";
+
+KernelSource nonzero_source(DType in) {
+  KernelSource s;
+  s.name = std::string("flat_nonzero_") + dtype_tag(in);
+  s.code = std::string("typedef ") + cuda_type(in) + " T;\n" + kNonZeroKernel;
+  s.kernels = {"flat_nonzero"};
+  return s;
+}
+
+class FlatNonZeroKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_nonzero"; }
+  bool host_input(const graph::Apply&, int input) const override { return input == 1; }  // the count
+  Support supports(const graph::Apply& node) const override {
+    Support s = check_dtypes_and_rank(node);
+    if (s.ok) s.reason = "one block: chunked prefix-sum compaction";
+    return s;
+  }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
+    return {nonzero_source(inputs[0].dtype())};
+  }
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const Array& in = inputs[0];
+    Array& out = outputs[0];
+    long long cap = out.size();
+    if (cap == 0) return;
+    long long n = in.size(), sx = in.ndim() ? in.strides()[0] : 0;
+    const void* x = in.data();
+    void* o = out.data();
+    const int device = device_of(inputs, outputs);
+    const KernelSource src = nonzero_source(in.dtype());
+    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "flat_nonzero");
+    void* args[] = {&x, &n, &sx, &o, &cap};
+    launch(k, dim3(1), dim3(256), args, 0, stream_of(device), node);
+  }
+};
+
 // ArgMax: a (value, index) reduction over one axis or the whole tensor in row-major order.
 class ArgMaxKernel final : public CudaKernel {
  public:
@@ -445,6 +510,7 @@ void register_reduce_kernels(CudaBackend& b) {
   b.register_kernel(graph::OpKind::CumProd, std::make_unique<CumulativeKernel>());
   b.register_kernel(graph::OpKind::Sort, std::make_unique<SortKernel>());
   b.register_kernel(graph::OpKind::ArgSort, std::make_unique<SortKernel>());
+  b.register_kernel(graph::OpKind::FlatNonZero, std::make_unique<FlatNonZeroKernel>());
 }
 
 }  // namespace theon::backends::cuda

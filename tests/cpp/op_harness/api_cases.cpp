@@ -428,6 +428,64 @@ void add_sort_cases(std::vector<Case>& cases) {
                          [a](auto& r) { return ref_sort(r[0], a.axis, false); }, true));
 }
 
+// flatnonzero / nonzero / nonzero_values: inputs with many zeros (|v| < 4 set to 0).
+std::vector<Array> sparse_inputs(D dtype, const std::vector<Shape>& shapes, uint64_t seed) {
+  std::vector<double> v = random_array(D::Float64, shapes[0], Domain::SmallInt, seed).to_vector<double>();
+  for (double& e : v)
+    if (std::fabs(e) < 4) e = 0;
+    else if (is_float(dtype)) e *= 0.37;
+  return {Array::from_vector<double>(v, shapes[0]).astype(dtype)};
+}
+
+std::vector<int64_t> ref_positions(const Ref& x) {
+  std::vector<int64_t> p;
+  for (int64_t i = 0; i < x.size(); ++i)
+    if (x.v[i] != 0) p.push_back(i);  // NaN != 0: non-zero, as NumPy
+  return p;
+}
+
+void add_nonzero_cases(std::vector<Case>& cases) {
+  const std::vector<D> dtypes = {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool};
+  Case flat = make("flatnonzero", "", dtypes, {{{3, 5}}, {{0, 4}}, {{1, 1}}, {{2, 3, 4}}, {{7}}, {{}}},
+                   [](auto& v) { return tensor::flatnonzero(v[0]); }, [](auto& r) {
+                     std::vector<int64_t> p = ref_positions(r[0]);
+                     return Ref{D::Int64, {int64_t(p.size())}, std::vector<double>(p.begin(), p.end())};
+                   });
+  flat.make_inputs = sparse_inputs;
+  cases.push_back(flat);
+  Case coords = make("flatnonzero", "nonzero", dtypes, {{{3, 5}}, {{0, 4}}, {{2, 3, 4}}, {{7}}},
+                     [](auto& v) { return tensor::stack(tensor::nonzero(v[0]), 0); }, [](auto& r) {
+                       std::vector<int64_t> p = ref_positions(r[0]);
+                       const int64_t k = int64_t(p.size());
+                       Ref o{D::Int64, {int64_t(r[0].ndim()), k}, std::vector<double>(r[0].ndim() * k)};
+                       for (int64_t j = 0; j < k; ++j) {
+                         std::vector<int64_t> idx = unravel(p[j], r[0].shape);
+                         for (int d = 0; d < r[0].ndim(); ++d) o.v[d * k + j] = double(idx[d]);
+                       }
+                       return o;
+                     });
+  coords.make_inputs = sparse_inputs;
+  cases.push_back(coords);
+  Case nan = make("flatnonzero", "nan_signed_zero", {D::Float64, D::Float32}, {{{8}}},
+                  [](auto& v) { return tensor::flatnonzero(v[0]); },
+                  [](auto&) { return Ref{D::Int64, {4}, {0, 2, 5, 7}}; });
+  nan.vary_layout = false;
+  nan.make_inputs = [](D dtype, const std::vector<Shape>&, uint64_t) {
+    std::vector<double> v = {NAN, 0.0, 1.5, -0.0, 0.0, -2, 0, INFINITY};
+    return std::vector<Array>{Array::from_vector<double>(v, {8}).astype(dtype)};
+  };
+  cases.push_back(nan);
+  Case values = make("nonzero_values", "", dtypes, {{{3, 5}}, {{0, 4}}, {{2, 3, 4}}, {{}}},
+                     [](auto& v) { return tensor::nonzero_values(v[0]); }, [](auto& r) {
+                       std::vector<int64_t> p = ref_positions(r[0]);
+                       Ref o{r[0].dtype, {int64_t(p.size())}, {}};
+                       for (int64_t i : p) o.v.push_back(r[0].v[i]);
+                       return o;
+                     }, true);  // gradient rows: normal draws, all non-zero
+  values.make_inputs = sparse_inputs;
+  cases.push_back(values);
+}
+
 }  // namespace
 
 void add_api_cases(std::vector<Case>& cases) {
@@ -435,6 +493,7 @@ void add_api_cases(std::vector<Case>& cases) {
   add_constructor_cases(cases);
   add_layout_cases(cases);
   add_sort_cases(cases);
+  add_nonzero_cases(cases);
 }
 
 }  // namespace theon::testing
