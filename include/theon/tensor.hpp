@@ -219,4 +219,5 @@ using tensor::relu;
 using tensor::sigmoid;
 using tensor::softmax;
 using tensor::softplus;
+using tensor::softsign;
 }  // namespace theon::nnet
