@@ -143,6 +143,50 @@ Var arange(const ScalarArg& stop);
 Var arange(const ScalarArg& start, const ScalarArg& stop, const ScalarArg& step = 1,
            std::optional<DType> dtype = std::nullopt);
 
+// ---- Theano's everyday names composed from other ops (src/api/tensor_extra.cpp) ----
+// Differentiable wherever Theano's are; sizes and counts may be symbolic scalars.
+/// n x m matrix with ones on diagonal k (Theano's eye; m defaults to n, dtype to floatX).
+Var eye(const ScalarArg& n);
+Var eye(const ScalarArg& n, const ScalarArg& m, const ScalarArg& k = 0, std::optional<DType> dtype = std::nullopt);
+/// eye of x's (matrix) shape and dtype.
+Var identity_like(const Var& x);
+/// numpy.tile: x repeated reps[i] times along dim i (reps shorter than x.ndim pads with 1s on
+/// the left; longer adds leading dims to x).
+Var tile(const Var& x, const std::vector<ScalarArg>& reps);
+/// numpy.repeat: each element repeated `repeats` times along `axis` (std::nullopt: of the
+/// flattened x); `repeats` a scalar or an integer vector of one count per element.
+Var repeat(const Var& x, const Var& repeats, std::optional<int> axis = std::nullopt);
+/// numpy.linspace: `num` evenly spaced values from start to stop (stop included when endpoint).
+Var linspace(const ScalarArg& start, const ScalarArg& stop, int64_t num = 50, bool endpoint = true);
+/// x without its broadcastable dims (Theano's squeeze), or without the listed ones (each must be
+/// broadcastable).
+Var squeeze(const Var& x, std::optional<std::vector<int>> axes = std::nullopt);
+/// x with the listed dims broadcastable (checked to be 1 when the function runs) / not
+/// broadcastable / following `pattern` (Theano's addbroadcast, unbroadcast, patternbroadcast).
+Var addbroadcast(const Var& x, const std::vector<int>& axes);
+Var unbroadcast(const Var& x, const std::vector<int>& axes);
+Var patternbroadcast(const Var& x, const std::vector<bool>& pattern);
+/// x, checked to have `shape` when the function runs (ValueError naming x otherwise); integer
+/// entries become x's static sizes.
+Var specify_shape(const Var& x, const std::vector<ScalarArg>& shape);
+/// numpy.roll: elements shifted by `shift` along `axis` (std::nullopt: of the flattened x,
+/// reshaped back), wrapping around.
+Var roll(const Var& x, const ScalarArg& shift, std::optional<int> axis = std::nullopt);
+/// numpy.diagonal: the diagonal `offset` of the (axis1, axis2) planes, as the last dim.
+Var diagonal(const Var& x, int offset = 0, int axis1 = 0, int axis2 = 1);
+/// numpy.diag: a vector's square matrix with it on diagonal k, or a matrix's diagonal k.
+Var diag(const Var& x, int k = 0);
+/// numpy.sort / numpy.argsort along `axis` (std::nullopt: the flattened x), ascending, stable,
+/// NaN last; argsort gives int64 positions. Theano's theano.tensor.sort / argsort.
+Var sort(const Var& x, std::optional<int> axis = -1);
+Var argsort(const Var& x, std::optional<int> axis = -1);
+/// numpy.flatnonzero (int64 row-major positions of x's non-zero elements), numpy.nonzero (one
+/// int64 index vector per dim) and Theano's nonzero_values (x's non-zero elements, flattened).
+/// Their length is data: counted when the function runs (on a GPU, a synchronising read).
+Var flatnonzero(const Var& x);
+std::vector<Var> nonzero(const Var& x);
+Var nonzero_values(const Var& x);
+
 // ---- neural-network ops (also in nnet::) ----
 Var softmax(const Var& x, int axis = -1);
 Var log_softmax(const Var& x, int axis = -1);
@@ -177,4 +221,5 @@ using tensor::relu;
 using tensor::sigmoid;
 using tensor::softmax;
 using tensor::softplus;
+using tensor::softsign;
 }  // namespace theon::nnet

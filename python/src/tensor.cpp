@@ -110,6 +110,35 @@ void init_tensor(nb::module_& m) {
   t.def("shape_padleft", &shape_padleft, nb::arg("x"), nb::arg("n_ones") = 1);
   t.def("shape_padright", &shape_padright, nb::arg("x"), nb::arg("n_ones") = 1);
   t.def("shape_padaxis", &shape_padaxis, nb::arg("x"), nb::arg("axis"));
+
+  // ---- Theano's everyday names composed from other ops (src/api/tensor_extra.cpp) ----
+  auto scalar_args = [](const std::vector<Var>& vs) { return std::vector<ScalarArg>(vs.begin(), vs.end()); };
+  t.def("eye", [](const Var& n, const Var& m, const Var& k, std::optional<std::string> dt) {
+    return eye(n, m, k, opt_dtype(dt));
+  }, nb::arg("n"), nb::arg("m"), nb::arg("k"), nb::arg("dtype") = nb::none());
+  t.def("identity_like", &identity_like, nb::arg("x"));
+  t.def("tile", [scalar_args](const Var& x, const std::vector<Var>& reps) { return tile(x, scalar_args(reps)); },
+        nb::arg("x"), nb::arg("reps"));
+  t.def("repeat", &repeat, nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none());
+  t.def("linspace", [](const Var& a, const Var& b, int64_t num, bool endpoint) { return linspace(a, b, num, endpoint); },
+        nb::arg("start"), nb::arg("stop"), nb::arg("num"), nb::arg("endpoint") = true);
+  t.def("squeeze", &squeeze, nb::arg("x"), nb::arg("axes") = nb::none());
+  t.def("addbroadcast", &addbroadcast, nb::arg("x"), nb::arg("axes"));
+  t.def("unbroadcast", &unbroadcast, nb::arg("x"), nb::arg("axes"));
+  t.def("patternbroadcast", &patternbroadcast, nb::arg("x"), nb::arg("pattern"));
+  t.def("specify_shape", [scalar_args](const Var& x, const std::vector<Var>& s) { return specify_shape(x, scalar_args(s)); },
+        nb::arg("x"), nb::arg("shape"));
+  t.def("roll", [](const Var& x, const Var& shift, std::optional<int> axis) { return roll(x, shift, axis); },
+        nb::arg("x"), nb::arg("shift"), nb::arg("axis") = nb::none());
+  t.def("diagonal", &diagonal, nb::arg("x"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1);
+  t.def("diag", &diag, nb::arg("x"), nb::arg("k") = 0);
+  t.def("sort", [](const Var& x, std::optional<int> axis) { return tensor::sort(x, axis); }, nb::arg("x"),
+        nb::arg("axis") = nb::none());
+  t.def("argsort", [](const Var& x, std::optional<int> axis) { return tensor::argsort(x, axis); }, nb::arg("x"),
+        nb::arg("axis") = nb::none());
+  t.def("flatnonzero", &flatnonzero, nb::arg("x"));
+  t.def("nonzero", &nonzero, nb::arg("x"));
+  t.def("nonzero_values", &nonzero_values, nb::arg("x"));
 }
 
 }  // namespace theon::py

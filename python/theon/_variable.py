@@ -427,6 +427,10 @@ class TensorVariable:
 
     # ---- indexing ----
     def __getitem__(self, args):
+        # Theano (and NumPy before 1.23) read a list holding a slice, None or Ellipsis as a
+        # tuple of indices: x[[slice(0, 2), 1]] is x[0:2, 1].
+        if isinstance(args, list) and any(isinstance(a, slice) or a is None or a is Ellipsis for a in args):
+            args = tuple(args)
         if not isinstance(args, tuple):
             args = (args,)
         ell = [k for k, a in enumerate(args) if a is Ellipsis]
@@ -562,6 +566,34 @@ class TensorVariable:
     def clip(self, a_min, a_max):
         from . import tensor
         return tensor.clip(self, a_min, a_max)
+
+    def repeat(self, repeats, axis=None):
+        from . import tensor
+        return tensor.repeat(self, repeats, axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        from . import tensor
+        return tensor.diagonal(self, offset, axis1, axis2)
+
+    def squeeze(self):
+        from . import tensor
+        return tensor.squeeze(self)
+
+    def sort(self, axis=-1, kind="quicksort", order=None):
+        from . import tensor
+        return tensor.sort(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind="quicksort", order=None):
+        from . import tensor
+        return tensor.argsort(self, axis, kind, order)
+
+    def nonzero(self, return_matrix=False):
+        from . import tensor
+        return tensor.nonzero(self, return_matrix)
+
+    def nonzero_values(self):
+        from . import tensor
+        return tensor.nonzero_values(self)
 
     def eval(self, inputs_to_values=None):
         """Compiles (once per set of inputs) and runs a function computing this variable."""

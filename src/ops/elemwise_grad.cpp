@@ -72,6 +72,21 @@ std::vector<VarPtr> Elemwise::L_op(const Apply& node, const std::vector<VarPtr>&
     case S::Cos: grads[0] = neg(mul(gz, ew(S::Sin, {x(0)}))); break;
     case S::Erfc: grads[0] = mul(gz, mul(lit(-1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;
     case S::Erf: grads[0] = mul(gz, mul(lit(1.1283791670955126), ew(S::Exp, {neg(mul(x(0), x(0)))}))); break;  // 2/sqrt(pi)
+    case S::Erfinv:  // sqrt(pi)/2 * exp(erfinv(x)^2)
+      grads[0] = mul(gz, mul(lit(0.88622692545275801), ew(S::Exp, {mul(out, out)})));
+      break;
+    case S::Gamma: grads[0] = mul(gz, mul(out, ew(S::Psi, {x(0)}))); break;
+    case S::GammaLn: grads[0] = mul(gz, ew(S::Psi, {x(0)})); break;
+    case S::Psi: grads[0] = mul(gz, ew(S::TriGamma, {x(0)})); break;
+    case S::TriGamma:  // as Theano's TriGamma: polygamma(2) is not available
+      throw NotImplementedError(node.describe() + ": the gradient of tri_gamma (polygamma(2, x)) is not implemented");
+    case S::XlogX: grads[0] = mul(gz, add(lit(1), ew(S::Log, {x(0)}))); break;
+    case S::XlogY0: grads = {mul(gz, ew(S::Log, {x(1)})), div(mul(gz, x(0)), x(1))}; break;
+    case S::Softsign: {  // 1 / (1 + |x|)^2
+      VarPtr d = add(lit(1), ew(S::Abs, {x(0)}));
+      grads[0] = div(gz, mul(d, d));
+      break;
+    }
     case S::Floor: case S::Ceil: case S::Trunc: case S::RoundHalfToEven: case S::RoundHalfAwayFromZero:
       grads[0] = mul(gz, lit(0)); break;  // piecewise constant (Theano: zeros)
     case S::Switch: grads = {nullptr, masked(x(0), gz), masked(ew(S::Not, {x(0)}), gz)}; break;

@@ -473,6 +473,137 @@ def shape_padaxis(t, axis):
     return _w(_t.shape_padaxis(_v(t), int(axis)))
 
 
+# ---- issue 17: Theano's everyday names (C++ builders of src/api/tensor_extra.cpp) ----------
+def _int_arg(x):
+    """An int (a weak literal) or a symbolic integer scalar."""
+    if isinstance(x, (_np.integer,)):
+        x = int(x)
+    return _v(x)
+
+
+def eye(n, m=None, k=0, dtype=None):
+    """An n x m matrix with ones on diagonal k (Theano's eye; n, m, k may be symbolic)."""
+    return _w(_t.eye(_int_arg(n), _int_arg(n if m is None else m), _int_arg(k), _dtype_name(dtype)))
+
+
+def identity_like(x):
+    """eye with x's (matrix) shape and dtype."""
+    return _w(_t.identity_like(_v(x)))
+
+
+def tile(x, reps, ndim=None):
+    """numpy.tile: reps is a list of ints or symbolic scalars; ndim (Theano's) the output rank."""
+    if isinstance(reps, TensorVariable):
+        if reps.ndim != 1 or reps.type.shape[0] is None:
+            raise TypeError("tile: a symbolic reps must be a vector of static length, or pass a list")
+        reps = [reps[i] for i in range(reps.type.shape[0])]
+    reps = list(reps) if isinstance(reps, (list, tuple)) else [reps]
+    if ndim is not None:
+        if ndim < len(reps):
+            raise ValueError(f"tile: ndim={ndim} is smaller than len(reps)={len(reps)}")
+        reps = [1] * (ndim - len(reps)) + reps
+    return _w(_t.tile(_v(x), [_int_arg(r) for r in reps]))
+
+
+def repeat(x, repeats, axis=None):
+    """numpy.repeat: repeats an int, a symbolic integer scalar or one count per element."""
+    if isinstance(repeats, (list, tuple, _np.ndarray)):
+        repeats = _np.asarray(repeats, dtype=_np.int64)
+    elif isinstance(repeats, (int, _np.integer)):
+        repeats = constant(int(repeats), dtype="int64")
+    return _w(_t.repeat(_v(x), _v(repeats), None if axis is None else int(axis)))
+
+
+def linspace(start, stop, num=50, endpoint=True):
+    """numpy.linspace with symbolic start and stop (num static)."""
+    return _w(_t.linspace(_v(start), _v(stop), int(num), bool(endpoint)))
+
+
+def squeeze(x, axis=None):
+    """x without its broadcastable dims (Theano's squeeze), or without the listed ones."""
+    return _w(_t.squeeze(_v(x), _axes(axis)))
+
+
+def addbroadcast(x, *axes):
+    """x with `axes` broadcastable (their size is checked to be 1 when the function runs)."""
+    return _w(_t.addbroadcast(_v(x), [int(a) for a in axes]))
+
+
+def unbroadcast(x, *axes):
+    """x with `axes` no longer broadcastable."""
+    return _w(_t.unbroadcast(_v(x), [int(a) for a in axes]))
+
+
+def patternbroadcast(x, broadcastable):
+    """x with the broadcastable pattern `broadcastable` (a bool per dim)."""
+    return _w(_t.patternbroadcast(_v(x), [bool(b) for b in broadcastable]))
+
+
+def specify_shape(x, shape):
+    """x, checked to have `shape` when the function runs; integer sizes become static."""
+    x = as_tensor_variable(x)
+    if isinstance(shape, TensorVariable):
+        shape = [shape[i] for i in range(x.ndim)]
+    return _w(_t.specify_shape(x._v, [_int_arg(s) for s in shape]))
+
+
+def roll(x, shift, axis=None):
+    """numpy.roll: elements shifted by `shift` (symbolic allowed) along `axis`, wrapping."""
+    return _w(_t.roll(_v(x), _int_arg(shift), None if axis is None else int(axis)))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """numpy.diagonal: the diagonal `offset` of the (axis1, axis2) planes, as the last dim."""
+    return _w(_t.diagonal(_v(a), int(offset), int(axis1), int(axis2)))
+
+
+def diag(v, k=0):
+    """numpy.diag: a vector's matrix with it on diagonal k, or a matrix's diagonal k."""
+    return _w(_t.diag(_v(v), int(k)))
+
+
+_SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sort_args(kind, order, what):
+    if order is not None:
+        raise _NotImpl(f"{what}: order= (structured arrays) is not available")
+    if kind not in _SORT_KINDS:
+        raise ValueError(f"{what}: kind must be one of {_SORT_KINDS}, got {kind!r}")
+
+
+def sort(a, axis=-1, kind="quicksort", order=None):
+    """numpy.sort along `axis` (None: the flattened tensor), ascending, NaN last. Every `kind`
+    sorts stably (the values are the same whichever kind NumPy would use)."""
+    _sort_args(kind, order, "sort")
+    return _w(_t.sort(_v(a), None if axis is None else int(axis)))
+
+
+def argsort(a, axis=-1, kind="quicksort", order=None):
+    """numpy.argsort: int64 positions of the sorted values along `axis` (None: flattened). Ties
+    keep their input order for every `kind` (a stable sort; NumPy's quicksort leaves their
+    order open)."""
+    _sort_args(kind, order, "argsort")
+    return _w(_t.argsort(_v(a), None if axis is None else int(axis)))
+
+
+def flatnonzero(a):
+    """numpy.flatnonzero: int64 positions of a's non-zero elements in the flattened tensor."""
+    return _w(_t.flatnonzero(_v(a)))
+
+
+def nonzero(a, return_matrix=False):
+    """numpy.nonzero: a tuple of int64 index vectors, one per dim; return_matrix=True gives
+    them as the rows of one (a.ndim, count) matrix (Theano's)."""
+    idx = [_w(v) for v in _t.nonzero(_v(a))]
+    return stack(idx) if return_matrix else tuple(idx)
+
+
+def nonzero_values(a):
+    """a's non-zero elements, flattened (Theano's nonzero_values)."""
+    return _w(_t.nonzero_values(_v(a)))
+
+
 # ---- builders generated from the op registry ------------------------------------------
 # Every builder of theon/scalar_ops.def and of the non-Custom rows of theon/ops.def gets its
 # Theano-style name here unless a hand-written wrapper above already gives one (aliases,
@@ -503,18 +634,20 @@ def _ternary(fn, name):
 
 _GENERATED = {"Elemwise1": _unary, "Elemwise2": _binary, "Elemwise3": _ternary, "AxisScan": _axis_scan,
               "Reduce": _reduction, "ArgReduce": _arg_reduce}
+# Names Theano keeps in a submodule only: T.nnet.softsign, T.xlogx.xlogx / xlogy0.
+_ELSEWHERE = {"softsign", "xlogx", "xlogy0"}
 for _name, _signature in _t.generated_builders():
     # C++ spells names that clash with keywords with a trailing underscore (switch_, and_);
     # Python keeps it only where the bare name is a Python keyword too (and_, or_).
     _public = _name[:-1] if _name.endswith("_") and not _keyword.iskeyword(_name[:-1]) else _name
-    if _public not in globals():
+    if _public not in globals() and _public not in _ELSEWHERE:
         globals()[_public] = _GENERATED[_signature](getattr(_t, _name), _public)
 
 
 # ---- gradients (theon.gradient) -----------------------------------------------------
 from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
 
-from . import extra_ops, nnet, sharedvar, signal  # noqa: E402
+from . import extra_ops, nnet, sharedvar, signal, xlogx  # noqa: E402  (T.xlogx is the module, as in Theano)
 
 from . import shared_randomstreams  # noqa: E402  (theano.tensor.shared_randomstreams)
 

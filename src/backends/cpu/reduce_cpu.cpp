@@ -1,4 +1,4 @@
-// Reductions on the CPU: Reduce (every kind), SumTo, ArgMax and FusedReduce. Accumulation
+// Reductions on the CPU: Reduce (every kind), SumTo, ArgMax, CumSum/CumProd, Sort/ArgSort, FlatNonZero and FusedReduce. Accumulation
 // follows the functors of ops/scalar/reduce_ops.hpp (reduce_accumulate.hpp), as the generated
 // CUDA reductions do.
 #include "backends/cpu/cpu_backend.hpp"
@@ -9,6 +9,8 @@
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/reduce.hpp"
+#include "ops/nonzero.hpp"
+#include "ops/sort.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -199,6 +201,62 @@ void cumulative_loop(const Apply& node, const std::vector<Array>& inputs, std::v
 
 }  // namespace
 
+// ---- Sort, ArgSort ----
+
+// Each lane: its positions stably sorted by value (ops::sort_less: NaN last), then written out
+// as values (Sort) or positions (ArgSort). Lanes run in parallel.
+template <class T>
+void sort_lanes(const ops::Sort& op, const Array& in, Array& out) {
+  const int axis = op.axis();
+  const int64_t n = in.shape()[axis], si = in.strides()[axis], so = out.strides()[axis];
+  const T* pi = in.data<T>();
+  std::vector<int64_t> lane_in, lane_out;  // the lanes' first offsets, then sorted in parallel
+  for_each_lane(in.shape(), axis, {in.strides(), out.strides()}, [&](const std::vector<int64_t>& off) {
+    lane_in.push_back(off[0]);
+    lane_out.push_back(off[1]);
+  });
+  const int64_t lanes = static_cast<int64_t>(lane_in.size());
+#pragma omp parallel if (lanes > 1 && lanes * n > 32768)
+  {
+    std::vector<int64_t> order(n);
+#pragma omp for schedule(static)
+    for (int64_t l = 0; l < lanes; ++l) {
+      const T* x = pi + lane_in[l];
+      for (int64_t k = 0; k < n; ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return ops::sort_less(x[a * si], x[b * si]); });
+      if (op.indices()) {
+        int64_t* po = out.data<int64_t>() + lane_out[l];
+        for (int64_t k = 0; k < n; ++k) po[k * so] = order[k];
+      } else {
+        T* po = out.data<T>() + lane_out[l];
+        for (int64_t k = 0; k < n; ++k) po[k * so] = x[order[k] * si];
+      }
+    }
+  }
+}
+
+void sort_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  const ops::Sort& op = *ops::Sort::of(node.op());
+  if (inputs[0].size() == 0) return;
+  detail::visit_dtype(inputs[0].dtype(), [&]<class T>() { sort_lanes<T>(op, inputs[0], outputs[0]); });
+}
+
+// ---- FlatNonZero ----
+
+// The positions of the non-zero elements of the (1-d, strided) input, in order.
+void flat_nonzero_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  const Array& x = inputs[0];
+  int64_t* po = outputs[0].data<int64_t>();
+  const int64_t n = x.size(), cap = outputs[0].size(), s = x.ndim() ? x.strides()[0] : 0;
+  detail::visit_dtype(x.dtype(), [&]<class T>() {
+    const T* px = x.data<T>();
+    int64_t k = 0;
+    for (int64_t i = 0; i < n && k < cap; ++i)
+      if (px[i * s] != T(0)) po[k++] = i;
+  });
+}
+
 // ---- FusedReduce ----
 
 namespace {
@@ -296,6 +354,9 @@ void register_reduce_loops(CpuBackend& backend) {
   register_loop(backend, graph::OpKind::CumSum, cumulative_loop);
   register_loop(backend, graph::OpKind::CumProd, cumulative_loop);
   register_loop(backend, graph::OpKind::FusedReduce, fused_reduce_loop);
+  register_loop(backend, graph::OpKind::Sort, sort_loop);
+  register_loop(backend, graph::OpKind::ArgSort, sort_loop);
+  register_loop(backend, graph::OpKind::FlatNonZero, flat_nonzero_loop);
 }
 
 }  // namespace theon::backends::cpu

@@ -68,7 +68,7 @@ template <> struct numeric_limits<double> {
 // CUDA declares the math functions (with float overloads) in the global namespace.
 namespace std {
 using ::fmod; using ::exp; using ::expm1; using ::log; using ::log1p; using ::sqrt; using ::tanh;
-using ::sin; using ::cos; using ::pow; using ::fabs; using ::floor; using ::ceil; using ::isnan; using ::isinf;
+using ::sin; using ::cos; using ::tan; using ::pow; using ::fabs; using ::floor; using ::ceil; using ::isnan; using ::isinf;
 using ::erf; using ::erfc; using ::lgamma; using ::tgamma; using ::log2; using ::exp2; using ::trunc; using ::round;
 }
 //@@ theon_device.cuh

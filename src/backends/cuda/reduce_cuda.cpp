@@ -19,6 +19,8 @@
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/reduce.hpp"
+#include "ops/nonzero.hpp"
+#include "ops/sort.hpp"
 #include "ops/sum_to.hpp"
 #include "util/strided.hpp"
 
@@ -224,6 +226,164 @@ class CumulativeKernel final : public CudaKernel {
   }
 };
 
+// Sort, ArgSort: one thread per lane, a stable insertion sort in the output (values for Sort,
+// positions for ArgSort) with ops::sort_less's order (NaN last), so ties and NaNs land where
+// the CPU's std::stable_sort puts them. Quadratic in the lane length: correct, not fast (a
+// block merge sort is the next step).
+constexpr const char* kSortKernel = R"CUDA(
+struct TheonLanes { long long shape[8]; long long in_st[8]; long long out_st[8]; };
+__device__ __forceinline__ bool theon_sort_less(T a, T b) { return a < b || (b != b && a == a); }
+extern "C" __global__ void sort_lanes(const T* x, void* out_raw, long long lanes, int rank, TheonLanes g,
+                                        long long n, long long sx, long long so, int indices) {
+  for (long long lane = (long long)blockIdx.x * blockDim.x + threadIdx.x; lane < lanes;
+       lane += (long long)gridDim.x * blockDim.x) {
+    long long rem = lane, ox = 0, oo = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const long long i = rem % g.shape[d];
+      rem /= g.shape[d];
+      ox += i * g.in_st[d];
+      oo += i * g.out_st[d];
+    }
+    const T* xl = x + ox;
+    if (indices) {
+      long long* o = (long long*)out_raw + oo;
+      for (long long k = 0; k < n; ++k) {
+        const long long p = k;
+        const T v = xl[p * sx];
+        long long j = k;
+        while (j > 0 && theon_sort_less(v, xl[o[(j - 1) * so] * sx])) { o[j * so] = o[(j - 1) * so]; --j; }
+        o[j * so] = p;
+      }
+    } else {
+      T* o = (T*)out_raw + oo;
+      for (long long k = 0; k < n; ++k) {
+        const T v = xl[k * sx];
+        long long j = k;
+        while (j > 0 && theon_sort_less(v, o[(j - 1) * so])) { o[j * so] = o[(j - 1) * so]; --j; }
+        o[j * so] = v;
+      }
+    }
+  }
+}
+)CUDA";
+
+KernelSource sort_source(DType in) {
+  KernelSource s;
+  s.name = std::string("sort_") + dtype_tag(in);
+  s.code = std::string("typedef ") + cuda_type(in) + " T;\n" + kSortKernel;
+  s.kernels = {"sort_lanes"};
+  return s;
+}
+
+class SortKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_sort"; }
+  Support supports(const graph::Apply& node) const override {
+    Support s = check_dtypes_and_rank(node);
+    if (s.ok) s.reason = "one thread per lane (insertion sort)";
+    return s;
+  }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
+    return {sort_source(inputs[0].dtype())};
+  }
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const ops::Sort& op = *ops::Sort::of(node.op());
+    const Array& in = inputs[0];
+    Array& out = outputs[0];
+    if (in.size() == 0) return;
+    const int axis = op.axis();
+    struct {
+      long long shape[8], in_st[8], out_st[8];
+    } lanes_geometry{};
+    int rank = 0;
+    long long lanes = 1;
+    for (int d = 0; d < in.ndim(); ++d) {
+      if (d == axis) continue;
+      lanes_geometry.shape[rank] = in.shape()[d];
+      lanes_geometry.in_st[rank] = in.strides()[d];
+      lanes_geometry.out_st[rank] = out.strides()[d];
+      lanes *= in.shape()[d];
+      ++rank;
+    }
+    long long n = in.shape()[axis], sx = in.strides()[axis], so = out.strides()[axis];
+    int indices = op.indices() ? 1 : 0;
+    const void* x = in.data();
+    void* o = out.data();
+    const int device = device_of(inputs, outputs);
+    const KernelSource src = sort_source(in.dtype());
+    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "sort_lanes");
+    void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &indices};
+    const unsigned block = 128;
+    launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
+  }
+};
+
+// FlatNonZero: the count (input 1) is read on the host (host_input: it decides the output
+// length); one block of 256 threads compacts x in chunks of 256 with a shared-memory prefix
+// sum, writing the positions in order.
+constexpr const char* kNonZeroKernel = R"CUDA(
+extern "C" __global__ void flat_nonzero(const T* x, long long n, long long sx, long long* out, long long cap) {
+  __shared__ long long scan[256];
+  long long base = 0;
+  for (long long start = 0; start < n; start += blockDim.x) {
+    const long long i = start + threadIdx.x;
+    const int flag = (i < n) && (x[i * sx] != (T)0);
+    scan[threadIdx.x] = flag;
+    __syncthreads();
+    for (unsigned off = 1; off < blockDim.x; off <<= 1) {
+      const long long v = threadIdx.x >= off ? scan[threadIdx.x - off] : 0;
+      __syncthreads();
+      scan[threadIdx.x] += v;
+      __syncthreads();
+    }
+    const long long pos = base + scan[threadIdx.x] - 1;
+    if (flag && pos < cap) out[pos] = i;
+    base += scan[blockDim.x - 1];
+    __syncthreads();
+  }
+}
+)CUDA";
+
+KernelSource nonzero_source(DType in) {
+  KernelSource s;
+  s.name = std::string("flat_nonzero_") + dtype_tag(in);
+  s.code = std::string("typedef ") + cuda_type(in) + " T;\n" + kNonZeroKernel;
+  s.kernels = {"flat_nonzero"};
+  return s;
+}
+
+class FlatNonZeroKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_nonzero"; }
+  bool host_input(const graph::Apply&, int input) const override { return input == 1; }  // the count
+  Support supports(const graph::Apply& node) const override {
+    Support s = check_dtypes_and_rank(node);
+    if (s.ok) s.reason = "one block: chunked prefix-sum compaction";
+    return s;
+  }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+                                    const KernelOptions&) const override {
+    return {nonzero_source(inputs[0].dtype())};
+  }
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    const Array& in = inputs[0];
+    Array& out = outputs[0];
+    long long cap = out.size();
+    if (cap == 0) return;
+    long long n = in.size(), sx = in.ndim() ? in.strides()[0] : 0;
+    const void* x = in.data();
+    void* o = out.data();
+    const int device = device_of(inputs, outputs);
+    const KernelSource src = nonzero_source(in.dtype());
+    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "flat_nonzero");
+    void* args[] = {&x, &n, &sx, &o, &cap};
+    launch(k, dim3(1), dim3(256), args, 0, stream_of(device), node);
+  }
+};
+
 // ArgMax: a (value, index) reduction over one axis or the whole tensor in row-major order.
 class ArgMaxKernel final : public CudaKernel {
  public:
@@ -348,6 +508,9 @@ void register_reduce_kernels(CudaBackend& b) {
   b.register_kernel(graph::OpKind::ArgMax, std::make_unique<ArgMaxKernel>());
   b.register_kernel(graph::OpKind::CumSum, std::make_unique<CumulativeKernel>());
   b.register_kernel(graph::OpKind::CumProd, std::make_unique<CumulativeKernel>());
+  b.register_kernel(graph::OpKind::Sort, std::make_unique<SortKernel>());
+  b.register_kernel(graph::OpKind::ArgSort, std::make_unique<SortKernel>());
+  b.register_kernel(graph::OpKind::FlatNonZero, std::make_unique<FlatNonZeroKernel>());
 }
 
 }  // namespace theon::backends::cuda

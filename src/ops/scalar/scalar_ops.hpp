@@ -192,6 +192,95 @@ struct Sqrt { template <class T> THEON_HD T operator()(T a) const { return std::
 struct Tanh { template <class T> THEON_HD T operator()(T a) const { return std::tanh(a); } };
 struct Erf { template <class T> THEON_HD T operator()(T a) const { return std::erf(a); } };
 struct Erfc { template <class T> THEON_HD T operator()(T a) const { return std::erfc(a); } };
+// ---- special functions (Theano's erfinv, gamma, gammaln, psi, tri_gamma, xlogx, xlogy0, softsign) ----
+// Computed in double for every float dtype and rounded once, so float32 results are the
+// correctly rounded double ones on the CPU, in generated C++ and under NVRTC alike (NVRTC's
+// erfinv builtin is not used: the CPU has none, and both must be the same function).
+namespace special {
+constexpr double kPi = 3.14159265358979323846;
+// erf^-1 on (-1, 1): Giles' single-precision approximation ("Approximating the erfinv
+// function", GPU Computing Gems, 2011) refined by two Newton steps on erf (on erfc for |x| >=
+// 0.5, where 1 - |x| is exact and erf(y) - x would cancel). +-1 give +-inf, |x| > 1 and NaN NaN.
+THEON_HD double erfinv(double x) {
+  if (x != x || x < -1.0 || x > 1.0) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 1.0) return std::numeric_limits<double>::infinity();
+  if (x == -1.0) return -std::numeric_limits<double>::infinity();
+  const double a = std::fabs(x);
+  double w = -std::log((1.0 - a) * (1.0 + a)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+  }
+  double y = p * a;
+  for (int i = 0; i < 3; ++i) {  // Newton: quadratic convergence from ~1e-7
+    const double f = a < 0.5 ? std::erf(y) - a : (1.0 - a) - std::erfc(y);
+    const double d = 1.1283791670955126 * std::exp(-y * y);  // erf'(y)
+    if (d == 0.0) break;
+    y -= f / d;
+  }
+  return x < 0 ? -y : y;
+}
+// digamma (psi): reflection for x < 0, the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10,
+// then the asymptotic series. Poles (0, -1, -2, ...) give NaN.
+THEON_HD double digamma(double x) {
+  if (x != x) return x;
+  if (x <= 0.0 && std::floor(x) == x) return std::numeric_limits<double>::quiet_NaN();
+  double r = 0.0;
+  if (x < 0.0) {  // psi(x) = psi(1 - x) - pi / tan(pi x)
+    r = -kPi / std::tan(kPi * x);
+    x = 1.0 - x;
+  }
+  while (x < 10.0) { r -= 1.0 / x; x += 1.0; }
+  const double z = 1.0 / (x * x);
+  const double series =
+      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return r + std::log(x) - 0.5 / x - series;
+}
+// trigamma (psi'): reflection, recurrence psi1(x) = psi1(x + 1) + 1/x^2, asymptotic series.
+THEON_HD double trigamma(double x) {
+  if (x != x) return x;
+  if (x <= 0.0 && std::floor(x) == x) return std::numeric_limits<double>::quiet_NaN();
+  double r = 0.0, sign = 1.0;
+  if (x < 0.0) {  // psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)
+    const double s = std::sin(kPi * x);
+    r = kPi * kPi / (s * s);
+    sign = -1.0;
+    x = 1.0 - x;
+  }
+  double acc = 0.0;
+  while (x < 10.0) { acc += 1.0 / (x * x); x += 1.0; }
+  const double z = 1.0 / (x * x);
+  const double series = 1.0 / x + z / 2 +
+                        z / x * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66 - z * (691.0 / 2730 - z * 7.0 / 6))))));
+  return r + sign * (acc + series);
+}
+}  // namespace special
+
+struct Erfinv { template <class T> THEON_HD T operator()(T a) const { return T(special::erfinv(double(a))); } };
+struct Gamma { template <class T> THEON_HD T operator()(T a) const { return T(std::tgamma(double(a))); } };
+struct GammaLn { template <class T> THEON_HD T operator()(T a) const { return T(std::lgamma(double(a))); } };
+struct Psi { template <class T> THEON_HD T operator()(T a) const { return T(special::digamma(double(a))); } };
+struct TriGamma { template <class T> THEON_HD T operator()(T a) const { return T(special::trigamma(double(a))); } };
+// x * log(x), 0 at x = 0 (Theano's xlogx); x * log(y), 0 at x = 0 (xlogy0).
+struct XlogX {
+  template <class T> THEON_HD T operator()(T a) const { return a == T(0) ? T(0) : T(double(a) * std::log(double(a))); }
+};
+struct XlogY0 {
+  template <class T> THEON_HD T operator()(T a, T b) const {
+    return a == T(0) ? T(0) : T(double(a) * std::log(double(b)));
+  }
+};
+// x / (1 + |x|) (Theano's nnet.softsign).
+struct Softsign { template <class T> THEON_HD T operator()(T a) const { return a / (T(1) + std::fabs(a)); } };
 struct Sigmoid {
   template <class T> THEON_HD T operator()(T a) const {  // stable on both tails
     if (a >= 0) return T(1) / (T(1) + std::exp(-a));

@@ -180,6 +180,7 @@ const std::vector<Case>& all_cases() {
     add_nnet_cases(c);
     add_pool_cases(c);
     add_conv_cases(c);
+    add_api_cases(c);
     return c;
   }();
   return cases;

@@ -87,6 +87,7 @@ void add_shape_cases(std::vector<Case>& cases);
 void add_nnet_cases(std::vector<Case>& cases);
 void add_pool_cases(std::vector<Case>& cases);
 void add_conv_cases(std::vector<Case>& cases);
+void add_api_cases(std::vector<Case>& cases);  // issue 17's everyday names (api_cases.cpp)
 
 const std::vector<Case>& all_cases();
 /// gtest prints cases by name, not as bytes.

@@ -21,6 +21,11 @@ def softplus(x):
     return TensorVariable(_t.softplus(_v(x)))
 
 
+def softsign(x):
+    """x / (1 + |x|) (Theano's nnet.softsign)."""
+    return TensorVariable(_t.softsign(_v(x)))
+
+
 def relu(x, alpha=0):
     """max(x, 0); with alpha, the leaky form (Theano's relu(x, alpha))."""
     if isinstance(alpha, (int, float)) and alpha == 0:
