@@ -371,5 +371,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
 
 
 from . import monitormode  # noqa: E402  (theano.compile.monitormode)
+from ..gof.graph import is_same_graph  # noqa: E402,F401  (theano.compile.is_same_graph, as Theano imports it)
+from ..tensor import specify_shape  # noqa: E402,F401  (theano.compile.specify_shape)
 from .monitormode import MonitorMode  # noqa: E402
 from .._variable import shared  # noqa: E402,F401  (theano.compile.shared, theano.compile.SharedVariable)

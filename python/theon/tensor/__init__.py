@@ -645,7 +645,8 @@ for _name, _signature in _t.generated_builders():
 
 
 # ---- gradients (theon.gradient) -----------------------------------------------------
-from ..gradient import grad, hessian, jacobian, verify_grad  # noqa: E402
+from ..gradient import Lop, Rop, consider_constant, grad, hessian, jacobian, verify_grad  # noqa: E402
+from ..printing import pprint  # noqa: E402  (T.pprint, as in Theano)
 
 from . import extra_ops, nnet, sharedvar, signal, xlogx  # noqa: E402  (T.xlogx is the module, as in Theano)
 
