@@ -267,8 +267,9 @@ def test_dlpack_consumer_stream_orders_use_and_release(on_gpu):
 
 @needs_gpu
 def test_tutorials_train_on_the_gpu_as_on_the_cpu(capsys):
-    """The logistic regression tutorial (p[T.arange(n), y]) and the denoising autoencoder
-    (RandomStreams corruption) on the GPU, every node placed there: the same losses as the CPU."""
+    """The logistic regression tutorial (p[T.arange(n), y]), the denoising autoencoder
+    (RandomStreams corruption) and LeNet (conv2d through cuDNN, pool_2d) on the GPU, every node
+    placed there: the same losses as the CPU."""
     import importlib.util
     import os
     tutorials = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -280,11 +281,12 @@ def test_tutorials_train_on_the_gpu_as_on_the_cpu(capsys):
         spec.loader.exec_module(module)
         with theon.config.change_flags(device=device, on_fallback="raise" if device == "cuda" else "warn"):
             assert module.main(argv) == 0
-        return [float(line.replace(",", " ").split()[-1 if "cost" in line else 4])
-                for line in capsys.readouterr().out.splitlines() if "loss" in line or "cost" in line]
+        import re
+        return [float(m.group(1)) for m in re.finditer(r"(?:loss|cost) ([0-9.]+)", capsys.readouterr().out)]
 
     for name, argv in (("logistic_regression", ["--epochs", "3"]),
-                       ("denoising_autoencoder", ["--epochs", "2"])):
+                       ("denoising_autoencoder", ["--epochs", "2"]),
+                       ("lenet", ["--epochs", "2"])):
         cpu, gpu = losses(name, argv, "cpu"), losses(name, argv, "cuda")
         assert len(cpu) == len(gpu) > 0
         np.testing.assert_allclose(gpu, cpu, rtol=1e-4, err_msg=name)

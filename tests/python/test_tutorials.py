@@ -25,3 +25,10 @@ def test_logistic_regression_with_arange_label_indexing_trains(capsys):
     assert load("logistic_regression").main(["--epochs", "10", "--check"]) == 0
     losses = [float(line.split("training loss ")[1].split(",")[0]) for line in capsys.readouterr().out.splitlines()]
     assert len(losses) == 10 and losses[-1] < losses[0] * 0.5, losses
+
+
+def test_lenet_with_conv2d_and_pool_2d_reaches_97_percent(capsys):
+    # Theano's convolutional_mlp.py: LeNetConvPoolLayer (conv2d, pool_2d, dimshuffle'd bias).
+    assert load("lenet").main(["--epochs", "20", "--check"]) == 0
+    costs = [float(line.split("training cost ")[1].split(",")[0]) for line in capsys.readouterr().out.splitlines()]
+    assert len(costs) == 20 and costs[-1] < costs[0] * 0.5, costs
