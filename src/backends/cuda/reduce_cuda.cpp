@@ -34,6 +34,30 @@
 namespace theon::backends::cuda {
 namespace {
 
+// The lanes of a scan or sort along `axis`: the other dims (at most 8) with their input and
+// output strides, as the kernels take them, and the axis's length and strides.
+struct LaneGeometry {
+  struct {
+    long long shape[8], in_st[8], out_st[8];
+  } dims{};
+  int rank = 0;
+  long long lanes = 1, n = 0, sx = 0, so = 0;
+};
+
+LaneGeometry lanes_along(const Array& in, const Array& out, int axis) {
+  LaneGeometry g;
+  for (int d = 0; d < in.ndim(); ++d) {
+    if (d == axis) continue;
+    g.dims.shape[g.rank] = in.shape()[d];
+    g.dims.in_st[g.rank] = in.strides()[d];
+    g.dims.out_st[g.rank] = out.strides()[d];
+    g.lanes *= in.shape()[d];
+    ++g.rank;
+  }
+  g.n = in.shape()[axis], g.sx = in.strides()[axis], g.so = out.strides()[axis];
+  return g;
+}
+
 bool device_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 
 Support check_dtypes_and_rank(const graph::Apply& node) {
@@ -200,27 +224,16 @@ class CumulativeKernel final : public CudaKernel {
     Array& out = outputs[0];
     if (in.size() == 0) return;
     const int axis = op.axis();
-    struct {
-      long long shape[8], in_st[8], out_st[8];
-    } lanes_geometry{};
-    int rank = 0;
-    long long lanes = 1;
-    for (int d = 0; d < in.ndim(); ++d) {
-      if (d == axis) continue;
-      lanes_geometry.shape[rank] = in.shape()[d];
-      lanes_geometry.in_st[rank] = in.strides()[d];
-      lanes_geometry.out_st[rank] = out.strides()[d];
-      lanes *= in.shape()[d];
-      ++rank;
-    }
-    long long n = in.shape()[axis], sx = in.strides()[axis], so = out.strides()[axis];
+    LaneGeometry g = lanes_along(in, out, axis);
+    long long n = g.n, sx = g.sx, so = g.so, lanes = g.lanes;
+    int rank = g.rank;
     int reverse = op.reverse() ? 1 : 0;
     const void* x = in.data();
     void* o = out.data();
     const int device = device_of(inputs, outputs);
     const KernelSource src = cumulative_source(op.reduce_kind(), in.dtype(), out.dtype());
     cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "scan_lanes");
-    void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &reverse};
+    void* args[] = {&x, &o, &lanes, &rank, &g.dims, &n, &sx, &so, &reverse};
     const unsigned block = 128;
     launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
   }
@@ -294,27 +307,16 @@ class SortKernel final : public CudaKernel {
     Array& out = outputs[0];
     if (in.size() == 0) return;
     const int axis = op.axis();
-    struct {
-      long long shape[8], in_st[8], out_st[8];
-    } lanes_geometry{};
-    int rank = 0;
-    long long lanes = 1;
-    for (int d = 0; d < in.ndim(); ++d) {
-      if (d == axis) continue;
-      lanes_geometry.shape[rank] = in.shape()[d];
-      lanes_geometry.in_st[rank] = in.strides()[d];
-      lanes_geometry.out_st[rank] = out.strides()[d];
-      lanes *= in.shape()[d];
-      ++rank;
-    }
-    long long n = in.shape()[axis], sx = in.strides()[axis], so = out.strides()[axis];
+    LaneGeometry g = lanes_along(in, out, axis);
+    long long n = g.n, sx = g.sx, so = g.so, lanes = g.lanes;
+    int rank = g.rank;
     int indices = op.indices() ? 1 : 0;
     const void* x = in.data();
     void* o = out.data();
     const int device = device_of(inputs, outputs);
     const KernelSource src = sort_source(in.dtype());
     cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "sort_lanes");
-    void* args[] = {&x, &o, &lanes, &rank, &lanes_geometry, &n, &sx, &so, &indices};
+    void* args[] = {&x, &o, &lanes, &rank, &g.dims, &n, &sx, &so, &indices};
     const unsigned block = 128;
     launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
   }
