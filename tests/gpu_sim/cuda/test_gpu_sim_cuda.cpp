@@ -217,7 +217,8 @@ TEST(GpuSimCudnn, OutputDimsAndWorkspaceAreEnforced) {
 #define FN(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); ASSERT_NE(name, nullptr);
   FN(cudnnCreate) FN(cudnnCreateTensorDescriptor) FN(cudnnSetTensor4dDescriptorEx) FN(cudnnCreateFilterDescriptor)
   FN(cudnnSetFilter4dDescriptor) FN(cudnnCreateConvolutionDescriptor) FN(cudnnSetConvolution2dDescriptor)
-  FN(cudnnGetConvolutionForwardWorkspaceSize) FN(cudnnConvolutionForward)
+  FN(cudnnGetConvolutionForwardWorkspaceSize) FN(cudnnConvolutionForward) FN(cudnnDestroyTensorDescriptor)
+  FN(cudnnDestroyFilterDescriptor) FN(cudnnDestroyConvolutionDescriptor) FN(cudnnDestroy)
 #undef FN
   cudnnHandle_t h = nullptr;
   cudnnTensorDescriptor_t xd = nullptr, yd = nullptr, bad = nullptr;
@@ -258,6 +259,10 @@ TEST(GpuSimCudnn, OutputDimsAndWorkspaceAreEnforced) {
   // Sums of 3x3 windows of 0..15: 45, 54, 81, 90.
   EXPECT_EQ(hy, (std::vector<float>{45, 54, 81, 90}));
   for (void* p : {static_cast<void*>(x), static_cast<void*>(w), static_cast<void*>(y), ws}) cudaFree(p);
+  for (auto d : {xd, yd, bad}) EXPECT_EQ(cudnnDestroyTensorDescriptor(d), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroyFilterDescriptor(wd), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroyConvolutionDescriptor(cd), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroy(h), CUDNN_STATUS_SUCCESS);
 }
 #endif
 
