@@ -328,6 +328,7 @@ const char* cudnnGetErrorString(cudnnStatus_t s) {
 }
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) { return create<Handle>(handle); }
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) { return destroy<Handle>(handle); }
 
 cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
   Handle* h = live<Handle>(handle);
