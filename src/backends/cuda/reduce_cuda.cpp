@@ -58,6 +58,19 @@ LaneGeometry lanes_along(const Array& in, const Array& out, int axis) {
   return g;
 }
 
+// Launches a lane kernel (scan or sort: one thread per lane) whose arguments are
+// (x, out, lanes, rank, dims, n, sx, so, flag).
+void launch_lanes(const KernelPlan* plan, const graph::Apply& node, const Array& in, Array& out, int device, int axis,
+                  const KernelSource& src, const char* what, int flag) {
+  LaneGeometry g = lanes_along(in, out, axis);
+  const void* x = in.data();
+  void* o = out.data();
+  cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, what);
+  void* args[] = {&x, &o, &g.lanes, &g.rank, &g.dims, &g.n, &g.sx, &g.so, &flag};
+  const unsigned block = 128;
+  launch(k, dim3(grid_for(g.lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
+}
+
 bool device_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 
 Support check_dtypes_and_rank(const graph::Apply& node) {
@@ -223,19 +236,8 @@ class CumulativeKernel final : public CudaKernel {
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (in.size() == 0) return;
-    const int axis = op.axis();
-    LaneGeometry g = lanes_along(in, out, axis);
-    long long n = g.n, sx = g.sx, so = g.so, lanes = g.lanes;
-    int rank = g.rank;
-    int reverse = op.reverse() ? 1 : 0;
-    const void* x = in.data();
-    void* o = out.data();
-    const int device = device_of(inputs, outputs);
-    const KernelSource src = cumulative_source(op.reduce_kind(), in.dtype(), out.dtype());
-    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "scan_lanes");
-    void* args[] = {&x, &o, &lanes, &rank, &g.dims, &n, &sx, &so, &reverse};
-    const unsigned block = 128;
-    launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
+    launch_lanes(plan, node, in, out, device_of(inputs, outputs), op.axis(),
+                 cumulative_source(op.reduce_kind(), in.dtype(), out.dtype()), "scan_lanes", op.reverse() ? 1 : 0);
   }
 };
 
@@ -306,19 +308,8 @@ class SortKernel final : public CudaKernel {
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (in.size() == 0) return;
-    const int axis = op.axis();
-    LaneGeometry g = lanes_along(in, out, axis);
-    long long n = g.n, sx = g.sx, so = g.so, lanes = g.lanes;
-    int rank = g.rank;
-    int indices = op.indices() ? 1 : 0;
-    const void* x = in.data();
-    void* o = out.data();
-    const int device = device_of(inputs, outputs);
-    const KernelSource src = sort_source(in.dtype());
-    cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "sort_lanes");
-    void* args[] = {&x, &o, &lanes, &rank, &g.dims, &n, &sx, &so, &indices};
-    const unsigned block = 128;
-    launch(k, dim3(grid_for(lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
+    launch_lanes(plan, node, in, out, device_of(inputs, outputs), op.axis(), sort_source(in.dtype()), "sort_lanes",
+                 op.indices() ? 1 : 0);
   }
 };
 
