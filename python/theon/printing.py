@@ -270,14 +270,12 @@ def _print_fn(op, xin):
 
 class Print:
     """Theano's ``theano.printing.Print(message, attrs=('__str__',), global_fn=...)``: ``Print(
-    'x')(x)`` is x, and each call of a function that computes it prints ``message attr = value``
+    'x')(x)`` is x, and each time a function computes it, it prints ``message attr = value``
     for each attribute of the value's NumPy array (``'__str__'``, ``'shape'``, ``'mean'``,
-    ``'min'``...: called when callable), or calls ``global_fn(op, value)`` instead. Gradients
-    pass through it.
-
-    Theon computes the printed variables as extra outputs of the function and reports them
-    after the call, in the order the graph computes them (a call that fails prints nothing;
-    Theano prints as each node runs). On a GPU the value is copied to the host, as any output."""
+    ``'min'``...: called when callable), or calls ``global_fn(op, value)`` instead. It runs as
+    the graph does: before the nodes that read it, so a call that fails later has printed what
+    it reached. Gradients pass through it; the optimizer keeps it. On a GPU the value is copied
+    to the host."""
 
     def __init__(self, message="", attrs=("__str__",), global_fn=_print_fn):
         self.message = message
@@ -285,13 +283,10 @@ class Print:
         self.global_fn = global_fn
 
     def __call__(self, x):
-        from .tensor import switch
         x = x if isinstance(x, TensorVariable) else TensorVariable(_v(x))
-        y = x.copy() if x.ndim else None  # a view: a new variable with x's value
-        if y is None or y._v.id() == x._v.id():
-            y = switch(True, x, x)
-        _PRINTED[y._v.id()] = (self, y)
-        return y
+        key = len(_PRINT_OPS)
+        _PRINT_OPS.append(self)
+        return TensorVariable(_core.print_(x._v, str(self.message), key))
 
     def __str__(self):
         return f"Print{{message={self.message!r}, attrs={self.attrs}}}"
@@ -306,33 +301,13 @@ class Print:
         return hash((self.message, self.attrs))
 
 
-# Variables made by Print, by graph-variable id: (the Print, the variable). The entry keeps the
-# variable alive, so its id is never reused by another variable.
-_PRINTED = {}
+# The Print of each key the graph's Print ops carry (the C++ op calls _dispatch with it).
+_PRINT_OPS = []
 
 
-def _prints_in(variables, givens=()):
-    """(Print, variable) of each Print variable the graphs of `variables` (and of the givens'
-    replacements) read, in an order where a Print comes after the Prints it depends on."""
-    if not _PRINTED:
-        return []
-    from .gof.graph import io_toposort
-    roots = list(variables) + [TensorVariable(new) for _, new in givens]
-    found = []
-    for node in io_toposort([], roots):
-        for out in node.outputs:
-            hit = _PRINTED.get(out._v.id())
-            if hit is not None:
-                found.append(hit)
-    return found
-
-
-def _report_prints(spec, outs):
-    """Calls each Print's global_fn with its value (the extra outputs); the function's own outputs."""
-    n, ops = spec
-    for op, value in zip(ops, outs[n:]):
-        op.global_fn(op, value)
-    return outs[:n]
+def _dispatch(key, value):
+    op = _PRINT_OPS[key]
+    op.global_fn(op, value)
 
 
 # ---- pydotprint: the graph as a picture (Graphviz's dot) ----

@@ -290,3 +290,16 @@ def test_tutorials_train_on_the_gpu_as_on_the_cpu(capsys):
         cpu, gpu = losses(name, argv, "cpu"), losses(name, argv, "cuda")
         assert len(cpu) == len(gpu) > 0
         np.testing.assert_allclose(gpu, cpu, rtol=1e-4, err_msg=name)
+
+
+@needs_gpu
+def test_print_on_the_gpu_hands_over_the_finished_value(on_gpu):
+    x = T.fmatrix("x")
+    seen = []
+    p = theon.printing.Print("h", global_fn=lambda op, v: seen.append(v.copy()))(T.tanh(x) * 3)
+    f = theon.function([x], (p + 1).sum())
+    assert all(n.device == "cuda0" for n in f.maker.fgraph.toposort())
+    a = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(f(a), (np.tanh(a) * 3 + 1).sum(), rtol=1e-5)
+    assert len(seen) == 1 and type(seen[0]) is np.ndarray
+    np.testing.assert_allclose(seen[0], np.tanh(a) * 3, rtol=1e-6)

@@ -121,8 +121,10 @@ def test_print_reports_the_value_and_passes_it_through(capsys):
     assert "x is shape = (4,)" in out and "x is sum = 6.0" in out
     seen = []
     q = theano.printing.Print("q", global_fn=lambda op, v: seen.append((op.message, v.copy())))(x * 3)
-    g = theano.function([x], theano.grad(q.sum(), x))
-    np.testing.assert_allclose(g(np.ones(2)), [3.0, 3.0])  # gradients pass through
+    g = theano.function([x], [q.sum(), theano.grad((q ** 2).sum(), x)])
+    total, dx = g(np.ones(2))
+    np.testing.assert_allclose(dx, [18.0, 18.0])  # gradients pass through: 2 * 3x * 3
+    assert total == 6.0
     assert seen[0][0] == "q" and np.allclose(seen[0][1], [3.0, 3.0])
 
 
@@ -133,6 +135,24 @@ def test_print_order_follows_the_graph(capsys):
     theano.function([x], b)(1.0)
     out = capsys.readouterr().out
     assert out.index("first") < out.index("second") and "second __str__ = 4.0" in out
+
+
+def test_print_runs_before_a_later_failure_and_its_errors_are_named(capsys):
+    x = T.dvector("x")
+    checked = T.specify_shape(theano.printing.Print("reached")(x * 2), (3,))
+    f = theano.function([x], checked)
+    with pytest.raises(ValueError):
+        f(np.ones(2))
+    assert "reached __str__ = [2. 2.]" in capsys.readouterr().out  # printed as the node ran
+
+    def boom(op, value):
+        raise ZeroDivisionError("no")
+
+    acc = theano.shared(np.zeros(1), name="acc")
+    g = theano.function([x], theano.printing.Print("bad", global_fn=boom)(x).sum(), updates=[(acc, acc + 1)])
+    with pytest.raises(RuntimeError, match="Print 'bad'.*ZeroDivisionError"):
+        g(np.ones(2))
+    assert acc.get_value()[0] == 0.0  # the failed call committed nothing
 
 
 def test_pp_prints_expressions():

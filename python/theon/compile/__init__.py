@@ -164,7 +164,6 @@ class Function:
         self._build = None    # function()'s arguments, for copy()
         self._name = None     # a copy's name when it shares the compiled program
         self._monitor = None  # MonitorMode's per-node evaluation (compile/monitormode.py)
-        self._prints = None   # theon.printing.Print nodes: (op, variable), extra outputs
 
     @property
     def name(self):
@@ -194,7 +193,7 @@ class Function:
         if share_memory and not swaps and not delete_updates:
             f = Function(self._fn, self._ins, self._single, b["allow_input_downcast"])
             f.maker = self.maker
-            f._build, f._name, f._monitor, f._prints = b, new_name, self._monitor, self._prints
+            f._build, f._name, f._monitor = b, new_name, self._monitor
             return f
         kw = dict(b)
         kw["name"] = new_name
@@ -287,9 +286,6 @@ class Function:
         if self._monitor is not None:
             self._monitor.run(args)
         outs = self._fn(args)
-        if self._prints:
-            from ..printing import _report_prints
-            outs = _report_prints(self._prints, outs)
         return outs[0] if self._single else outs
 
 
@@ -352,19 +348,12 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
         skip_all, skip = False, [s._v for s in no_default_updates]
     else:
         skip_all, skip = bool(no_default_updates), []
-    # theon.printing.Print nodes the outputs and updates read: computed as extra outputs and
-    # reported after each call (printing.py).
-    from ..printing import _prints_in
-    prints = _prints_in(out_vars + [TensorVariable(v) for _, v in ups], gv)
-    extra = [p_var for _, p_var in prints]
-    fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars + extra], ups, gv, _text_mode(mode),
+    fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
                         name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device),
                         skip_all, skip)
     f = Function(fn, ins, single, allow_input_downcast)
     f.maker = FunctionMaker(fn, ins, out_vars, build["mode"])
     f._build = build
-    if prints:
-        f._prints = (len(out_vars), [op for op, _ in prints])
     if monitor is not None:
         f._monitor = monitor.attach(f, ins, out_vars, ups, gv)
     return f

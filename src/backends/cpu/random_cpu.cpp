@@ -1,10 +1,11 @@
 // RandomDraw on the CPU: element i of the draw from Philox block i / per_block
 // (ops/scalar/philox.hpp, the functions the CUDA kernel runs), so the thread count and the
 // chunking change nothing. The next state is [seed, calls + 1]. Also Assert, which random
-// streams use to check parameters known only at run time.
+// streams use to check parameters known only at run time, and Print (theano.printing.Print).
 #include "backends/cpu/cpu_kernels.hpp"
 
 #include "ops/assert.hpp"
+#include "ops/print.hpp"
 #include "ops/random.hpp"
 
 namespace theon::backends::cpu {
@@ -37,8 +38,8 @@ void random_draw_loop(const graph::Apply& node, const std::vector<Array>& inputs
   next[1] = static_cast<int64_t>(calls + 1);
 }
 
-// Assert (the run-time checks of random parameters): a view, made by the op itself.
-void assert_loop(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+// Assert (the run-time checks of random parameters) and Print: views, made by the op itself.
+void perform_loop(const graph::Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   node.op().perform(node, inputs, outputs);
 }
 
@@ -46,7 +47,8 @@ void assert_loop(const graph::Apply& node, const std::vector<Array>& inputs, std
 
 void register_random_loops(CpuBackend& backend) {
   register_loop(backend, graph::OpKind::RandomDraw, random_draw_loop);
-  register_loop(backend, graph::OpKind::Assert, assert_loop);
+  register_loop(backend, graph::OpKind::Assert, perform_loop);
+  register_loop(backend, graph::OpKind::Print, perform_loop);
 }
 
 }  // namespace theon::backends::cpu

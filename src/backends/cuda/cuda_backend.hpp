@@ -36,7 +36,7 @@ void register_nnet_kernels(CudaBackend&);       // Softmax, LogSoftmax, crossent
 void register_shape_kernels(CudaBackend&);      // views, copies, Join, Subtensor family, Alloc
 void register_blas_kernels(CudaBackend&);       // Dot, Gemm, BatchedMatmul (cuBLAS; integer: own kernel)
 void register_grad_kernels(CudaBackend&);       // ZeroGrad, DisconnectedGrad, GradClip, GradScale (views)
-void register_random_kernels(CudaBackend&);     // RandomDraw (Philox), Assert
+void register_random_kernels(CudaBackend&);     // RandomDraw (Philox), Assert, Print
 void register_pool_kernels(CudaBackend&);       // Pool, MaxPoolGrad, AveragePoolGrad, DownsampleFactorMaxGradGrad
 void register_conv_kernels(CudaBackend&);       // Conv2d and its gradients (cuDNN, opened at run time)
 

@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 
 #include "ops/assert.hpp"
+#include "ops/print.hpp"
 #include "ops/random.hpp"
 
 #include <algorithm>
@@ -100,11 +101,27 @@ class AssertKernel final : public CudaKernel {
   }
 };
 
+// Print: x stays where it is (a view); the op copies its value to the host for the printer,
+// waiting for the work that made it.
+class PrintKernel final : public CudaKernel {
+ public:
+  std::string name() const override { return "cuda_view"; }
+  Support supports(const graph::Apply&) const override { return {true, "a view; the value is copied to the host"}; }
+  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&, const KernelOptions&) const override {
+    return {};
+  }
+  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    node.op().perform(node, inputs, outputs);
+  }
+};
+
 }  // namespace
 
 void register_random_kernels(CudaBackend& b) {
   b.register_kernel(graph::OpKind::RandomDraw, std::make_unique<RandomDrawKernel>());
   b.register_kernel(graph::OpKind::Assert, std::make_unique<AssertKernel>());
+  b.register_kernel(graph::OpKind::Print, std::make_unique<PrintKernel>());
 }
 
 }  // namespace theon::backends::cuda

@@ -306,6 +306,11 @@ void add_layout_cases(std::vector<Case>& cases) {
   cases.push_back(make("patternbroadcast", "", kValues, {{{1, 3}}},
                        [](auto& v) { return tensor::patternbroadcast(v[0], {true, false}); },
                        [](auto& r) { return r[0]; }, true));
+  // print is x (its printing is tested in tests/cpp/ops/print_test.cpp); here a quiet function.
+  cases.push_back(make("print", "", kValues, {{{3, 4}}, {{0, 3}}, {{}}},
+                       [](auto& v) { return print(v[0] * 2, "x2", [](const std::string&, const Array&) {}); },
+                       [](auto& r) { return ref_map(r, r[0].dtype, [](const std::vector<double>& x) { return 2 * x[0]; }); },
+                       true));
   cases.push_back(make("specify_shape", "", kValues, {{{3, 4}}},
                        [](auto& v) { return tensor::specify_shape(v[0], {3, 4}); }, [](auto& r) { return r[0]; }, true));
   cases.push_back(make("specify_shape", "symbolic", kValues, {{{2, 5}}, {{0, 5}}},
