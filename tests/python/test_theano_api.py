@@ -55,8 +55,9 @@ def read_annotations():
             key, _, rest = line.partition(" ")
             status, _, note = rest.strip().partition(":")
             mod, _, pattern = key.partition(":")
-            if not pattern or status not in ("different", "missing") or not note.strip():
-                raise AssertionError(f"{NOTES}:{k}: expected 'module:name different|missing: note', got {line!r}")
+            if not pattern or status not in ("present", "different", "missing") or not note.strip():
+                raise AssertionError(f"{NOTES}:{k}: expected 'module:name present|different|missing: note', "
+                                     f"got {line!r}")
             notes.append((mod, pattern, status, note.strip(), k))
     return notes
 
@@ -90,8 +91,8 @@ def survey():
             if note is not None:
                 used.add(note[4])
             if present:
-                if note is not None and note[2] == "different":
-                    rows[mod].append((name, "different", note[3]))
+                if note is not None and note[2] in ("different", "present"):
+                    rows[mod].append((name, note[2], note[3]))
                 else:
                     if note is not None and note[1] == name:  # an exact 'missing' note for a present name
                         stale.append(f"annotations.txt:{note[4]}: {mod}:{name} is annotated missing but "
@@ -99,8 +100,8 @@ def survey():
                     rows[mod].append((name, "present", ""))
             else:
                 why = note[3] if note is not None and note[2] == "missing" else ""
-                if note is not None and note[2] == "different" and note[1] == name:
-                    stale.append(f"annotations.txt:{note[4]}: {mod}:{name} is annotated different but "
+                if note is not None and note[2] in ("different", "present") and note[1] == name:
+                    stale.append(f"annotations.txt:{note[4]}: {mod}:{name} is annotated {note[2]} but "
                                  f"{theon_module(mod)}.{name} does not exist")
                 if not why and module is None:
                     why = import_errors[mod]
