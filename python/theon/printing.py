@@ -316,22 +316,50 @@ def _dot_quote(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _dot_source(obj, with_ids=False, max_label_size=70):
+# Theano's default colours: by op class name for Apply boxes, and 'Input', 'Constant', 'Output'
+# for the variables. Theon's Transfer (a copy between devices) takes GpuFromHost's red.
+default_colorCodes = {"GpuFromHost": "red", "HostFromGpu": "red", "Transfer": "red", "Scan": "yellow",
+                      "Shape": "brown", "IfElse": "magenta", "Elemwise": "#FFAABB", "Subtensor": "#FFAAFF",
+                      "Alloc": "#FFAA22", "Output": "blue", "Input": "green", "Constant": "grey"}
+
+
+def _dot_source(obj, with_ids=False, max_label_size=70, compact=True, high_contrast=True, colorCodes=None,
+                var_with_name_simple=False):
     """The graph of a function (its optimized program), of a variable or of a list of them as
-    Graphviz text: a box per node (its op), an ellipse per leaf (inputs and shared variables green,
-    constants grey) and per output (blue), edges labelled by input position."""
+    Graphviz text, in Theano's pydot style: a box per node (its op), an ellipse per input,
+    constant and output, and (compact=False) per intermediate variable, or (compact=True) per
+    named one only; edges labelled by input position. Colours from ``colorCodes`` (op class
+    name, or 'Input', 'Constant', 'Output'): filled with ``high_contrast``, else outlined."""
     text, _ = _source(obj)
     tops = _parse(text)
+    colors = default_colorCodes if colorCodes is None else colorCodes
     lines = ["digraph theano {", "  rankdir=TB;", "  node [fontname=\"Helvetica\"];"]
     ids = {}
 
-    def node_id(node):
-        if node.key not in ids:
-            ids[node.key] = f"n{len(ids)}"
-        return ids[node.key]
+    def new_id(key):
+        if key not in ids:
+            ids[key] = f"n{len(ids)}"
+        return ids[key]
 
     def cut(s):
         return s if len(s) <= max_label_size else s[:max_label_size - 3] + "..."
+
+    def style(color):
+        if not color:
+            return ""
+        return f", style=filled, fillcolor={_dot_quote(color)}" if high_contrast else f", color={_dot_quote(color)}"
+
+    def var_label(line, fallback_type=True):
+        if line.name:
+            return line.name if var_with_name_simple else f"{line.name} {_theano_type(line.type)}"
+        return str(_theano_type(line.type)) if fallback_type else ""
+
+    def var_node(line, key, role):
+        vid = new_id(key)
+        if key not in drawn:
+            drawn.add(key)
+            lines.append(f"  {vid} [shape=ellipse{style(colors.get(role))}, label={_dot_quote(cut(var_label(line)))}];")
+        return vid
 
     drawn = set()
     for line in _walk(tops):
@@ -339,24 +367,36 @@ def _dot_source(obj, with_ids=False, max_label_size=70):
         if node.key in drawn:
             continue
         drawn.add(node.key)
-        nid = node_id(node)
-        label = line.label + (f" id={node.key}" if with_ids else "")
+        nid = new_id(node.key)
         if node.is_apply:
-            lines.append(f"  {nid} [shape=box, label={_dot_quote(cut(label))}];")
+            label = line.label + (f" id={node.key}" if with_ids else "")
+            op_class = re.split(r"[{.]", line.label, maxsplit=1)[0]
+            lines.append(f"  {nid} [shape=box{style(colors.get(op_class))}, label={_dot_quote(cut(label))}];")
             for k, child in enumerate(node.children):
+                src = new_id(child.node.key)
+                if child.node.is_apply and (not compact or child.name):  # the intermediate variable itself
+                    src_var = var_node(child, ("var", child.node.key, child.label), None)
+                    if ("edge", src, src_var) not in drawn:
+                        drawn.add(("edge", src, src_var))
+                        lines.append(f"  {src} -> {src_var};")
+                    src = src_var
                 edge = f" [label={_dot_quote(str(k))}]" if len(node.children) > 1 else ""
-                lines.append(f"  {node_id(child.node)} -> {nid}{edge};")
+                lines.append(f"  {src} -> {nid}{edge};")
         else:
             const = line.label.startswith("TensorConstant") or re.match(r"^-?[0-9.]", line.label)
-            style = "fillcolor=lightgrey" if const else "fillcolor=limegreen"
-            label = line.label if not _UNNAMED.match(line.label) else f"<{_theano_type(line.type)}>"
-            lines.append(f"  {nid} [shape=ellipse, style=filled, {style}, label={_dot_quote(cut(label))}];")
+            if const or _UNNAMED.match(line.label):
+                label = line.label if const else f"<{_theano_type(line.type)}>"
+            else:
+                label = line.label if var_with_name_simple else f"{line.label} {_theano_type(line.type)}"
+            label += f" id={node.key}" if with_ids else ""
+            role = "Constant" if const else "Input"
+            lines.append(f"  {nid} [shape=ellipse{style(colors.get(role))}, label={_dot_quote(cut(label))}];")
     for k, top in enumerate(tops):
         out = f"out{k}"
         name = top.name or f"output {k}"
-        lines.append(f"  {out} [shape=ellipse, style=filled, fillcolor=dodgerblue, "
-                     f"label={_dot_quote(cut(name + ' ' + str(_theano_type(top.type))))}];")
-        lines.append(f"  {node_id(top.node)} -> {out};")
+        label = name if (var_with_name_simple and top.name) else f"{name} {_theano_type(top.type)}"
+        lines.append(f"  {out} [shape=ellipse{style(colors.get('Output'))}, label={_dot_quote(cut(label))}];")
+        lines.append(f"  {new_id(top.node.key)} -> {out};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -371,22 +411,26 @@ def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False, hi
     name, or returns the image's bytes with ``return_image=True``. RuntimeError when ``dot``
     is not installed (Debian: ``apt-get install graphviz``).
 
-    Drawn as Theano's compact form: an Apply box per node, an ellipse per leaf and per output.
-    ``compact``, ``high_contrast``, ``colorCodes``, ``cond_highlight``, ``scan_graphs`` and
-    ``var_with_name_simple`` choose among Theano's pydot styles; Theon has one style, so
-    any other value than Theano's default is refused rather than ignored."""
+    An Apply box per node and an ellipse per input, constant and output; ``compact=False`` draws
+    every intermediate variable too (``compact=True``: the named ones). ``colorCodes`` maps op
+    class names ('Elemwise', 'Transfer', ...) and 'Input', 'Constant', 'Output' to colours
+    (default: ``default_colorCodes``); ``high_contrast`` fills the shapes, else outlines them;
+    ``var_with_name_simple`` labels a named variable by its name only. ``cond_highlight`` and
+    ``scan_graphs`` draw ifelse branches and scan inner graphs, which Theon does not have yet:
+    they are refused."""
     import os
     import shutil
     import subprocess
     from .configparser import config
-    if not compact or not high_contrast or colorCodes is not None or cond_highlight is not None or scan_graphs \
-            or var_with_name_simple:
+    if cond_highlight or scan_graphs:
         from .errors import not_available
-        raise not_available("pydotprint's alternative styles (compact, high_contrast, colorCodes, cond_highlight, "
-                            "scan_graphs, var_with_name_simple)", "Theon draws one style")
+        raise not_available("pydotprint(cond_highlight=..., scan_graphs=...)", "Theon has no ifelse or scan ops yet")
+    if colorCodes is not None and not hasattr(colorCodes, "get"):
+        raise TypeError(f"pydotprint: colorCodes must be a dict (op class name -> colour), got {colorCodes!r}")
     if not isinstance(format, str) or not re.match(r"^[a-z0-9_:]+$", format):
         raise ValueError(f"pydotprint: format must be a Graphviz output format name (png, svg, pdf...), got {format!r}")
-    source = _dot_source(fct, with_ids=with_ids, max_label_size=max_label_size)
+    source = _dot_source(fct, with_ids=with_ids, max_label_size=max_label_size, compact=compact,
+                         high_contrast=high_contrast, colorCodes=colorCodes, var_with_name_simple=var_with_name_simple)
     dot = shutil.which("dot")
     if dot is None:
         raise RuntimeError("pydotprint needs Graphviz's 'dot' program, which is not installed "

@@ -176,8 +176,32 @@ def test_pydotprint_writes_a_png(tmp_path):
     svg = theano.printing.pydotprint([T.exp(x) * 2], format="svg", return_image=True)
     assert b"<svg" in svg and b"exp" in svg.lower()
     assert theano.printing.pydot_imported is True
-    with pytest.raises(NotImplementedError):
-        theano.printing.pydotprint(f, outfile=str(out), compact=False)
+    with pytest.raises(NotImplementedError, match="ifelse or scan"):
+        theano.printing.pydotprint(f, outfile=str(out), cond_highlight=True)
+
+
+def test_pydotprint_styles():
+    from theon.printing import _dot_source, default_colorCodes
+    x = T.dvector("x")
+    e = T.exp(x)
+    named = e * 2
+    named.name = "twice"
+    y = T.sum(named + 1)
+    compact = _dot_source([y])
+    full = _dot_source([y], compact=False)
+    # compact: named intermediates only ("twice"); full: the unnamed ones too (exp's, add's).
+    assert "twice TensorType(float64, vector)" in compact and compact.count("shape=ellipse") == 5
+    assert full.count("shape=ellipse") == 7
+    assert f'fillcolor="{default_colorCodes["Elemwise"]}"' in compact and 'fillcolor="green"' in compact
+    outlined = _dot_source([y], high_contrast=False, colorCodes={"Sum": "orange", "Input": "cyan"})
+    assert 'color="orange"' in outlined and 'color="cyan"' in outlined and "fillcolor" not in outlined
+    simple = _dot_source([y], var_with_name_simple=True)
+    assert 'label="twice"' in simple and 'label="x"' in simple
+    if theano.printing.pydot_imported:
+        png = theano.printing.pydotprint(y, compact=False, colorCodes={"Sum": "orange"}, return_image=True)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(TypeError, match="colorCodes"):
+        theano.printing.pydotprint(y, colorCodes=["red"], return_image=True)
 
 
 # ---- gradients ----
