@@ -243,6 +243,34 @@ void add_fused(std::vector<Case>& cases, const P& p, Bias bias, bool relu) {
   cases.push_back(c);
 }
 
+// separable_conv2d (Theano 1.0's abstract_conv.separable_conv2d): the depthwise reference
+// (groups = channels) then the pointwise one ('valid', stride 1), each the loop above.
+void add_separable(std::vector<Case>& cases, P p, int64_t mult) {
+  const int64_t C = 3;
+  p.groups = 1;  // the label's g is the depth multiplier here
+  Case c = base("separable_conv2d", p);
+  c.label = "mult" + std::to_string(mult) + "_" + label_of(p);
+  c.shapes = {{{2, C, 6, 7}, {C * mult, 1, 3, 2}, {4, C * mult, 1, 1}},
+              {{1, C, 5, 5}, {C * mult, 1, 2, 3}, {2, C * mult, 1, 1}},
+              {{0, C, 5, 6}, {C * mult, 1, 3, 3}, {4, C * mult, 1, 1}}};
+  c.build = [p, C](const std::vector<Var>& v) {
+    tensor::SeparableConv2dOptions o;
+    o.border_mode = p.border.empty() ? tensor::BorderMode(p.ph, p.pw) : tensor::BorderMode(p.border);
+    o.subsample = {p.sh, p.sw};
+    o.filter_dilation = {p.dh, p.dw};
+    o.filter_flip = p.flip;
+    return tensor::separable_conv2d(v[0], v[1], v[2], C, o);
+  };
+  c.reference = [p, C](const std::vector<Ref>& r) {
+    P depthwise = p;
+    depthwise.groups = C;
+    P pointwise;
+    pointwise.flip = p.flip;
+    return ref_forward(pointwise, ref_forward(depthwise, r[0], r[1]), r[2]);
+  };
+  cases.push_back(c);
+}
+
 }  // namespace
 
 void add_conv_cases(std::vector<Case>& cases) {
@@ -258,6 +286,10 @@ void add_conv_cases(std::vector<Case>& cases) {
   add_fused(cases, all[4], Bias::None, true);
   add_fused(cases, all[5], Bias::Dimshuffle, true);
   add_fused(cases, all[7], Bias::Reshape, true);
+  // separable_conv2d: valid/half/explicit pads, strides, dilation, flip and xcorr, multiplier 1 and 2.
+  add_separable(cases, all[0], 1);
+  add_separable(cases, all[5], 2);
+  add_separable(cases, all[8], 2);
 }
 
 }  // namespace theon::testing
