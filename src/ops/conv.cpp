@@ -2,7 +2,6 @@
 #include "ops/make_op.hpp"
 
 #include "graph/user_names.hpp"
-#include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"

@@ -6,6 +6,7 @@
 #include "graph/function_graph.hpp"
 #include "graph/print.hpp"
 #include "ops/conv.hpp"
+#include "ops/make_op.hpp"
 #include "rewrite/passes/passes.hpp"
 
 #include "text_count.hpp"
@@ -120,6 +121,13 @@ TEST(ConvEpilogue, PropsChecksAndErrors) {
   EXPECT_NE(plain.hash(), fused.hash());
   EXPECT_NE(fused.display().find("epilogue=bias+relu"), std::string::npos) << fused.display();
   EXPECT_EQ(plain.display().find("epilogue"), std::string::npos) << plain.display();
+  // The props round-trip (serialization), and a bad epilogue or one on a gradient kind is refused.
+  EXPECT_TRUE(ops::make_op(graph::OpKind::Conv2d, fused.props())->equals(fused));
+  EXPECT_TRUE(ops::make_op(graph::OpKind::Conv2d, bias_only.props())->equals(bias_only));
+  graph::OpProps bad_props = plain.props();
+  bad_props.emplace_back("epilogue", "tanh");
+  EXPECT_THROW(ops::make_op(graph::OpKind::Conv2d, bad_props), ValueError);
+  EXPECT_THROW(ops::make_op(graph::OpKind::Conv2dGradInputs, fused.props()), ValueError);
   // Static checks name the bias and the sizes.
   Var x = tensor::tensor4("x"), b2 = tensor::vector("b2");
   Var w = constant(Array::zeros({3, 2, 2, 2}, DType::Float32), "w");
