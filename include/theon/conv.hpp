@@ -1,5 +1,5 @@
-// Convolution: Theano 1.0's theano.tensor.nnet.conv2d and the two gradients of
-// theano.tensor.nnet.abstract_conv (conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights).
+// Convolution: Theano 1.0's theano.tensor.nnet.conv2d, separable_conv2d and the two gradients
+// of theano.tensor.nnet.abstract_conv (conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights).
 // Included by theon/tensor.hpp; the names are also in nnet::.
 //
 //   Var x = tensor::tensor4("x"), w = tensor::tensor4("w");
@@ -65,10 +65,32 @@ Var conv2d_grad_wrt_weights(const Var& input, const Var& output_grad, const std:
 Var conv2d_grad_wrt_weights(const Var& input, const Var& output_grad, const Var& filter_shape,
                             const Conv2dOptions& options = {});
 
+/// The keyword arguments of Theano's separable_conv2d: border_mode, subsample and
+/// filter_dilation apply to the depthwise convolution only (the pointwise one is 'valid',
+/// stride 1, no dilation); filter_flip to both. The shapes are optional hints (-1 unknown).
+struct SeparableConv2dOptions {
+  std::optional<std::vector<int64_t>> input_shape = std::nullopt;
+  std::optional<std::vector<int64_t>> depthwise_filter_shape = std::nullopt;
+  std::optional<std::vector<int64_t>> pointwise_filter_shape = std::nullopt;
+  BorderMode border_mode = "valid";
+  std::array<int64_t, 2> subsample = {1, 1};
+  bool filter_flip = true;
+  std::array<int64_t, 2> filter_dilation = {1, 1};
+};
+
+/// Theano 1.0's separable_conv2d(input, depthwise_filters, pointwise_filters, num_channels,
+/// ...): a depthwise convolution (conv2d with num_groups = num_channels) of the
+/// (batch, num_channels, rows, cols) input with depthwise_filters (depth_multiplier *
+/// num_channels, 1, rows, cols), then a pointwise conv2d with pointwise_filters
+/// (out_channels, depth_multiplier * num_channels, 1, 1).
+Var separable_conv2d(const Var& input, const Var& depthwise_filters, const Var& pointwise_filters,
+                     int64_t num_channels, const SeparableConv2dOptions& options = {});
+
 }  // namespace theon::tensor
 
 namespace theon::nnet {
 using tensor::conv2d;
+using tensor::separable_conv2d;
 using tensor::conv2d_grad_wrt_inputs;
 using tensor::conv2d_grad_wrt_weights;
 }  // namespace theon::nnet

@@ -70,6 +70,35 @@ Var conv2d(const Var& input, const Var& filters, const Conv2dOptions& options) {
   return Var(ops::conv2d(x, w, params_of(options, what)));
 }
 
+Var separable_conv2d(const Var& input, const Var& depthwise_filters, const Var& pointwise_filters,
+                     int64_t num_channels, const SeparableConv2dOptions& options) {
+  const graph::VarPtr x = need(input, "separable_conv2d"), dw = need(depthwise_filters, "separable_conv2d"),
+                      pw = need(pointwise_filters, "separable_conv2d");
+  const std::string what = "separable_conv2d(" + x->label() + ", " + dw->label() + ", " + pw->label() + ")";
+  if (num_channels < 1) throw ValueError(what + ": num_channels must be >= 1, got " + std::to_string(num_channels));
+  if (x->type.ndim() == 4 && x->type.dims[1] >= 0 && x->type.dims[1] != num_channels)
+    throw ShapeError(what + ": " + x->label() + " has " + std::to_string(x->type.dims[1]) +
+                     " channels (static shape " + x->type.str() + ") but num_channels=" + std::to_string(num_channels));
+  if (dw->type.ndim() == 4 && dw->type.dims[1] >= 0 && dw->type.dims[1] != 1)
+    throw ShapeError(what + ": the depthwise filters " + dw->label() + " must have shape (depth_multiplier * " +
+                     "num_channels, 1, rows, cols), got static shape " + dw->type.str());
+  // Depthwise: groups = channels, the caller's border mode, stride and dilation.
+  Conv2dOptions depthwise;
+  depthwise.border_mode = options.border_mode;
+  depthwise.subsample = options.subsample;
+  depthwise.filter_flip = options.filter_flip;
+  depthwise.filter_dilation = options.filter_dilation;
+  depthwise.num_groups = num_channels;
+  depthwise.input_shape = options.input_shape;
+  depthwise.filter_shape = options.depthwise_filter_shape;
+  const Var mid = conv2d(input, depthwise_filters, depthwise);
+  // Pointwise: 'valid', stride 1, no dilation, one group (Theano's composition).
+  Conv2dOptions pointwise;
+  pointwise.filter_flip = options.filter_flip;
+  pointwise.filter_shape = options.pointwise_filter_shape;
+  return conv2d(mid, pointwise_filters, pointwise);
+}
+
 Var conv2d_grad_wrt_inputs(const Var& output_grad, const Var& filters, const Var& input_shape,
                            const Conv2dOptions& options) {
   const graph::VarPtr gz = need(output_grad, "conv2d_grad_wrt_inputs"), w = need(filters, "conv2d_grad_wrt_inputs");

@@ -3,6 +3,7 @@
 
 #include "graph/user_names.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 #include "util/checked_size.hpp"
 
@@ -92,6 +93,12 @@ graph::OpProps ConvParams::props() const {
           {"num_groups", std::to_string(groups)}};
 }
 
+std::string ConvEpilogue::text() const {
+  const bool relu = act == ConvActivation::Relu;
+  if (bias) return relu ? "bias+relu" : "bias";
+  return relu ? "relu" : "none";
+}
+
 int64_t conv_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil) {
   const int64_t span = (k - 1) * dil + 1;
   const int64_t room = in + 2 * pad - span;
@@ -173,6 +180,28 @@ VarPtr conv2d(const VarPtr& input, const VarPtr& filters, const ConvParams& p) {
   return graph::make_output(std::make_shared<Conv2d>(OpKind::Conv2d, p), {cast(input, t), cast(filters, t)}, type);
 }
 
+VarPtr conv2d(const VarPtr& input, const VarPtr& filters, const ConvParams& p, const VarPtr& bias,
+              ConvActivation act) {
+  const VarPtr plain = conv2d(input, filters, p);
+  const ConvEpilogue epi{bias != nullptr, act};
+  if (!epi.any()) return plain;
+  const graph::Apply& node = *plain->owner;
+  std::vector<VarPtr> ins = {node.input(0), node.input(1)};
+  graph::TensorType type = plain->type;
+  if (bias) {
+    const std::string what = "conv2d(" + input->label() + ", " + filters->label() + ") + bias";
+    if (bias->type.ndim() != 1 || !is_float(bias->type.dtype))
+      throw TypeError(what + ": the bias " + described(bias) + " must be a float vector of the output channels' size");
+    const int64_t cb = bias->type.dims[0], co = type.dims[1];
+    if (cb >= 0 && co >= 0 && cb != co)
+      throw ShapeError(what + ": the bias " + described(bias) + " has " + std::to_string(cb) + " entries but " +
+                       described(filters) + " has " + std::to_string(co) + " output channels");
+    if (co < 0) type.dims[1] = cb;
+    ins.push_back(cast(bias, type.dtype));
+  }
+  return graph::make_output(std::make_shared<Conv2d>(OpKind::Conv2d, p, epi), ins, type);
+}
+
 VarPtr conv2d_grad_inputs(const VarPtr& filters, const VarPtr& output_grad, const VarPtr& input_shape,
                           const ConvParams& p) {
   const std::string what = "conv2d_grad_wrt_inputs(" + output_grad->label() + ", " + filters->label() + ")";
@@ -220,6 +249,12 @@ VarPtr conv2d_grad_weights(const VarPtr& input, const VarPtr& output_grad, const
 }
 
 // ---- the op ----
+
+graph::OpProps Conv2d::props() const {
+  graph::OpProps out = params_.props();
+  if (epilogue_.any()) out.emplace_back("epilogue", epilogue_.text());
+  return out;
+}
 
 const Conv2d* Conv2d::of(const graph::Op& op) {
   const OpKind k = op.kind();
@@ -283,7 +318,13 @@ ConvGeometry Conv2d::geometry(const Apply& node, const std::vector<Array>& input
 std::vector<Shape> Conv2d::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   const ConvGeometry g = geometry(node, inputs);
   Shape out;
-  if (kind_ == OpKind::Conv2d) out = {g.n, g.m, g.oh, g.ow};
+  if (kind_ == OpKind::Conv2d) {
+    out = {g.n, g.m, g.oh, g.ow};
+    if (epilogue_.bias && (inputs[2].ndim() != 1 || inputs[2].shape()[0] != g.m))
+      throw ShapeError(graph::user_describe(node) + ": the bias " + graph::user_label(*node.input(2)) + " has shape " +
+                       shape_str(inputs[2].shape()) + " but the convolution has " + std::to_string(g.m) +
+                       " output channels (filters " + shape_str(inputs[1].shape()) + ")");
+  }
   else if (kind_ == OpKind::Conv2dGradInputs) out = {g.n, g.c, g.h, g.w};
   else out = {g.m, g.cg(), g.kh, g.kw};
   detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
@@ -324,12 +365,21 @@ graph::Cost Conv2d::cost(const Apply& node, const std::vector<Shape>& s) const {
 std::vector<VarPtr> Conv2d::L_op(const Apply& node, const std::vector<VarPtr>& output_grads) const {
   const VarPtr& g = output_grads[0];
   const VarPtr a = node.input(0), b = node.input(1);
-  if (!g) return kind_ == OpKind::Conv2d ? std::vector<VarPtr>{nullptr, nullptr} : std::vector<VarPtr>{nullptr, nullptr, nullptr};
+  if (!g) return std::vector<VarPtr>(node.inputs().size(), nullptr);
   const DType t = node.output_raw(0)->type.dtype;
-  const VarPtr gc = cast(g, t);
+  VarPtr gc = cast(g, t);
   switch (kind_) {
-    case OpKind::Conv2d:  // a = input, b = filters
-      return {conv2d_grad_inputs(b, gc, shape_of(a), params_), conv2d_grad_weights(a, gc, shape_of(b), params_)};
+    case OpKind::Conv2d: {  // a = input, b = filters (, bias)
+      if (epilogue_.act == ConvActivation::Relu) {
+        // relu'(z) = z > 0, and z > 0 exactly where relu(z) > 0 (NaN: both false).
+        const VarPtr out = const_cast<Apply&>(node).output(0);
+        gc = elemwise(ScalarOpId::Switch, {elemwise(ScalarOpId::Gt, {out, literal(0, false)}), gc, literal(0, false)});
+      }
+      std::vector<VarPtr> grads = {conv2d_grad_inputs(b, gc, shape_of(a), params_),
+                                   conv2d_grad_weights(a, gc, shape_of(b), params_)};
+      if (epilogue_.bias) grads.push_back(reduce(ReduceKind::Sum, gc, std::vector<int>{0, 2, 3}, false));
+      return grads;
+    }
     case OpKind::Conv2dGradInputs:  // a = filters, b = output_grad
       return {conv2d_grad_weights(gc, b, shape_of(a), params_), conv2d(gc, a, params_), nullptr};
     default:  // a = input, b = output_grad
@@ -339,6 +389,11 @@ std::vector<VarPtr> Conv2d::L_op(const Apply& node, const std::vector<VarPtr>& o
 
 std::string Conv2d::render(const std::vector<std::string>& inputs, int output) const {
   if (output != 0 || inputs.size() < 2) return Op::render(inputs, output);
+  if (kind_ == OpKind::Conv2d && epilogue_.any()) {
+    std::string s = "conv2d(" + inputs[0] + ", " + inputs[1] + ")";
+    if (epilogue_.bias && inputs.size() > 2) s += " + " + inputs[2];
+    return epilogue_.act == ConvActivation::Relu ? "relu(" + s + ")" : s;
+  }
   if (kind_ == OpKind::Conv2dGradInputs) return std::string(call_name(kind_)) + "(" + inputs[1] + ", " + inputs[0] + ")";
   return std::string(call_name(kind_)) + "(" + inputs[0] + ", " + inputs[1] + ")";
 }
@@ -367,7 +422,16 @@ std::shared_ptr<const graph::Op> conv_from_props(OpKind kind, PropReader& p) {
   c.flip = p.flag("filter_flip");
   c.groups = p.integer("num_groups");
   check_params(c, "make_op(" + std::string(graph::kind_name(kind)) + ")");
-  return p.done(std::make_shared<const Conv2d>(kind, c));
+  ConvEpilogue e;
+  const std::string epi = p.text("epilogue", "none");
+  if (epi == "bias" || epi == "bias+relu") e.bias = true;
+  if (epi == "relu" || epi == "bias+relu") e.act = ConvActivation::Relu;
+  if (epi != "none" && !e.any())
+    throw ValueError("make_op(" + std::string(graph::kind_name(kind)) + "): bad epilogue '" + epi +
+                     "' (none, bias, relu or bias+relu)");
+  if (e.any() && kind != OpKind::Conv2d)
+    throw ValueError("make_op(" + std::string(graph::kind_name(kind)) + "): only Conv2d takes an epilogue");
+  return p.done(std::make_shared<const Conv2d>(kind, c, e));
 }
 
 }  // namespace

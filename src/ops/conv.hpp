@@ -42,6 +42,20 @@ struct ConvParams {
   bool operator==(const ConvParams&) const = default;
 };
 
+/// The epilogue a Conv2d (forward) node may carry, folded in by the conv_epilogue rewrite
+/// (src/rewrite/passes/conv_epilogue.cpp): out = act(conv(x, w) + bias[channel]). With a bias
+/// the node has a third input, a vector of the output channels' size (C_out,); the
+/// activation is none or relu (Theon's relu: NaN stays NaN). The gradient kinds never carry one.
+enum class ConvActivation : uint8_t { None, Relu };
+struct ConvEpilogue {
+  bool bias = false;
+  ConvActivation act = ConvActivation::None;
+  bool any() const { return bias || act != ConvActivation::None; }
+  /// "none", "bias", "relu" or "bias+relu" (the `epilogue` prop).
+  std::string text() const;
+  bool operator==(const ConvEpilogue&) const = default;
+};
+
 /// Every size of one convolution, resolved at run-time shapes.
 struct ConvGeometry {
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
@@ -75,22 +89,28 @@ std::vector<int64_t> conv_static_output(const ConvParams& p, const std::vector<i
 /// last two are read), read on the host: with a stride the output does not determine them.
 class Conv2d final : public graph::Op {
  public:
-  Conv2d(graph::OpKind kind, ConvParams params) : kind_(kind), params_(params) {}
+  Conv2d(graph::OpKind kind, ConvParams params, ConvEpilogue epilogue = {})
+      : kind_(kind), params_(params), epilogue_(epilogue) {}
   const ConvParams& params() const { return params_; }
+  /// Conv2d only: bias (input 2) and activation applied to the output; none for the gradients.
+  const ConvEpilogue& epilogue() const { return epilogue_; }
   /// The op when `op` is one of the three conv kinds, else nullptr.
   static const Conv2d* of(const graph::Op& op);
 
   graph::OpKind kind() const override { return kind_; }
-  graph::OpProps props() const override { return params_.props(); }
+  /// The ConvParams props, then `epilogue` (e.g. "bias+relu") when the node carries one.
+  graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
   /// Conv2d: (grad_inputs(w, gz, shape(x)), grad_weights(x, gz, shape(w))). The gradient ops
   /// are linear in both their tensor inputs, so their own L_op is exact (grad of grad):
   /// GradInputs(w, gz): w gets grad_weights(g, gz, shape(w)), gz gets conv2d(g, w);
   /// GradWeights(x, gz): x gets grad_inputs(g, gz, shape(x)), gz gets conv2d(x, g). The
-  /// shape inputs are disconnected.
+  /// shape inputs are disconnected. With an epilogue the output gradient is first masked by
+  /// out > 0 (relu) and the bias gets its sum over (batch, rows, cols).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
-  /// "conv2d(x, w)", "conv2d_grad_wrt_inputs(gz, w)", "conv2d_grad_wrt_weights(x, gz)".
+  /// "conv2d(x, w)", "conv2d_grad_wrt_inputs(gz, w)", "conv2d_grad_wrt_weights(x, gz)"; with an
+  /// epilogue "relu(conv2d(x, w) + b)".
   std::string render(const std::vector<std::string>& inputs, int output = 0) const override;
 
   /// The geometry of `node` (one of the three kinds) at run-time input values: shape inputs
@@ -102,11 +122,17 @@ class Conv2d final : public graph::Op {
  private:
   graph::OpKind kind_;
   ConvParams params_;
+  ConvEpilogue epilogue_;
 };
 
 /// Builders (checks name the user's variables; float32 and float64, mixed ones promote).
 /// `input_shape` / `filter_shape` of the gradients are integer vectors of length 2 or 4.
 graph::VarPtr conv2d(const graph::VarPtr& input, const graph::VarPtr& filters, const ConvParams& p);
+/// conv2d with an epilogue: act(conv2d(input, filters) + bias[c]); `bias` null for none, else
+/// a float vector of the output channels' size (cast to the convolution's dtype). Checks name
+/// the variables and shapes.
+graph::VarPtr conv2d(const graph::VarPtr& input, const graph::VarPtr& filters, const ConvParams& p,
+                     const graph::VarPtr& bias, ConvActivation act);
 graph::VarPtr conv2d_grad_inputs(const graph::VarPtr& filters, const graph::VarPtr& output_grad,
                                  const graph::VarPtr& input_shape, const ConvParams& p);
 graph::VarPtr conv2d_grad_weights(const graph::VarPtr& input, const graph::VarPtr& output_grad,

@@ -176,3 +176,36 @@ def test_partly_static_shapes():
     small = T.tensor("float64", shape=(None, None, 2, 2), name="small")
     with pytest.raises(ValueError, match=r"larger than the padded input"):
         T.nnet.conv2d(small, w)
+
+
+def ref_separable(x, dw, pw, num_channels, border_mode="valid", subsample=(1, 1), filter_flip=True,
+                  filter_dilation=(1, 1)):
+    """Theano's separable_conv2d written out with numpy: depthwise (groups = channels), then pointwise."""
+    mid = ref_conv(x, dw, border_mode=border_mode, subsample=subsample, filter_flip=filter_flip,
+                   filter_dilation=filter_dilation, num_groups=num_channels)
+    return ref_conv(mid, pw, filter_flip=filter_flip)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(border_mode="half", subsample=(2, 1), filter_flip=False),
+                                dict(border_mode=(1, 2), filter_dilation=(2, 1))])
+def test_separable_conv2d(kw):
+    rng = np.random.default_rng(11)
+    xv = rng.standard_normal((2, 3, 7, 6))
+    dwv = rng.standard_normal((6, 1, 3, 2))     # depth multiplier 2
+    pwv = rng.standard_normal((4, 6, 1, 1))
+    x, dw, pw = (T.tensor4(n, dtype="float64") for n in ("x", "dw", "pw"))
+    y = T.nnet.separable_conv2d(x, dw, pw, 3, input_shape=(None, 3, 7, 6), depthwise_filter_shape=(6, 1, 3, 2),
+                                pointwise_filter_shape=(4, 6, 1, 1), **kw)
+    assert y is not None and abstract_conv.separable_conv2d is T.nnet.separable_conv2d
+    np.testing.assert_allclose(theon.function([x, dw, pw], y)(xv, dwv, pwv), ref_separable(xv, dwv, pwv, 3, **kw),
+                               rtol=1e-11, atol=1e-11)
+    T.verify_grad(lambda a, b, c: T.nnet.separable_conv2d(a, b, c, 3, **kw), [xv, dwv, pwv], rng=rng)
+
+
+def test_separable_conv2d_errors():
+    x, dw, pw = (T.tensor4(n, dtype="float64") for n in ("x", "dw", "pw"))
+    with pytest.raises(ValueError, match=r"num_channels must be an int >= 1"):
+        T.nnet.separable_conv2d(x, dw, pw, 0)
+    f = theon.function([x, dw, pw], T.nnet.separable_conv2d(x, dw, pw, 3))
+    with pytest.raises(ValueError, match=r"channels"):
+        f(np.zeros((1, 2, 5, 5)), np.zeros((6, 1, 2, 2)), np.zeros((4, 6, 1, 1)))

@@ -11,10 +11,16 @@
 //   backward weights  gw_g  += gz_g . col^T            summed over the batch
 // with the GEMM of blas_call (CBLAS dgemm / oneDNN or CBLAS sgemm; a plain loop in builds
 // with neither).
+//
+// A forward node's epilogue (ops::ConvEpilogue: bias per output channel, relu) runs inside the
+// convolution: oneDNN's bias argument and an eltwise_relu post-op for float32; on the im2col
+// path each group's (Mg x P) output block gets bias and relu right after its GEMM, while it
+// is still in cache (the scalar relu of ops/scalar, NaN kept).
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
 #include "ops/conv.hpp"
+#include "ops/scalar/scalar_ops.hpp"  // theon::scalar::Relu
 
 #include <theon/error.hpp>
 
@@ -24,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #ifdef THEON_HAVE_DNNL
@@ -111,10 +118,26 @@ void col2im(const ConvGeometry& g, const T* col, T* img) {
       }
 }
 
-// a = (input or filters), b = (filters or output_grad); `out` contiguous and allocated.
+// The epilogue on `rows` output channels starting at channel `c0`, each P values long, at `out`.
+template <class T>
+void apply_epilogue(const ops::ConvEpilogue& e, const T* bias, int64_t c0, int64_t rows, int64_t P, T* out) {
+  if (!e.any()) return;
+  const bool relu = e.act == ops::ConvActivation::Relu;
+  for (int64_t r = 0; r < rows; ++r) {
+    T* o = out + r * P;
+    const T bv = e.bias ? bias[c0 + r] : T(0);
+    if (relu)
+      for (int64_t i = 0; i < P; ++i) o[i] = theon::scalar::Relu()(T(o[i] + bv));
+    else
+      for (int64_t i = 0; i < P; ++i) o[i] += bv;
+  }
+}
+
+// a = (input or filters), b = (filters or output_grad); `out` contiguous and allocated;
+// `bias` the contiguous bias of a forward epilogue with one.
 template <class T>
 void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Array& b_in, Array& out,
-                const graph::Apply& node) {
+                const graph::Apply& node, const ops::ConvEpilogue& epi = {}, const T* bias = nullptr) {
   const Array a = a_in.contiguous(), b = b_in.contiguous();
   const int64_t K = g.cg() * g.kh * g.kw, P = g.oh * g.ow, Mg = g.mg();
   std::vector<T> col(static_cast<size_t>(K * P));
@@ -126,6 +149,7 @@ void run_im2col(OpKind kind, const ConvGeometry& g, const Array& a_in, const Arr
       for (int64_t gr = 0; gr < g.groups; ++gr) {
         im2col(g, x + (n * g.c + gr * g.cg()) * g.h * g.w, col.data());
         gemm<T>(false, false, Mg, P, K, w + gr * Mg * K, K, col.data(), P, false, po + (n * g.m + gr * Mg) * P, node);
+        apply_epilogue(epi, bias, gr * Mg, Mg, P, po + (n * g.m + gr * Mg) * P);
       }
   } else if (kind == OpKind::Conv2dGradInputs) {
     const T* w = a.data<T>();
@@ -160,22 +184,24 @@ DnnlContext& dnnl_context() {
 }
 
 using DnnlKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
 
 struct DnnlEntry {
   bool ok = false;  // false: oneDNN declined this geometry (im2col runs)
   dnnl::primitive prim;
   dnnl::memory::desc src, wei, dst;  // src/diff_src, weights/diff_weights, dst/diff_dst
+  dnnl::memory::desc bias;           // forward with a bias epilogue
   int64_t h_eff = 0, w_eff = 0;      // input rows/cols the convolution reads (a leading view)
 };
 
 // oneDNN wants in + pl + pr == (out - 1)*stride + (k - 1)*dil + 1 with pr >= 0: rows the
 // convolution never reads (a stride leaving a remainder) are cut off by a view of the input.
-std::shared_ptr<const DnnlEntry> dnnl_entry(OpKind kind, const ConvGeometry& g) {
+std::shared_ptr<const DnnlEntry> dnnl_entry(OpKind kind, const ConvGeometry& g, const ops::ConvEpilogue& epi) {
   static std::mutex mu;
   static auto* cache = new std::map<DnnlKey, std::shared_ptr<const DnnlEntry>>();
   const DnnlKey key{static_cast<int>(kind), g.n,  g.c,  g.h,  g.w,  g.m,      g.kh, g.kw,
-                    g.ph,                   g.pw, g.sh, g.sw, g.dh, g.dw, g.groups, g.flip};
+                    g.ph,                   g.pw, g.sh, g.sw, g.dh, g.dw, g.groups, g.flip,
+                    (epi.bias ? 2 : 0) + (epi.act == ops::ConvActivation::Relu ? 1 : 0)};
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache->find(key);
@@ -204,7 +230,25 @@ std::shared_ptr<const DnnlEntry> dnnl_entry(OpKind kind, const ConvGeometry& g) 
       // oneDNN's reference implementations ("ref:any") are loops, slower than im2col + sgemm:
       // those geometries (often backward passes on plain layouts) take the im2col path.
       const auto fast = [](const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
-      if (kind == OpKind::Conv2d) {
+      if (kind == OpKind::Conv2d && epi.any()) {
+        // The epilogue: the bias argument and a relu post-op (out = relu(conv + bias)).
+        dnnl::primitive_attr attr;
+        if (epi.act == ops::ConvActivation::Relu) {
+          dnnl::post_ops po;
+          po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+          attr.set_post_ops(po);
+        }
+        if (epi.bias) e->bias = md({g.m}, dt::f32, dnnl::memory::format_tag::x);
+        const dnnl::convolution_forward::desc ed =
+            epi.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, src, wei, e->bias, dst,
+                                                       strides, dil, pl, pr)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, src, wei, dst, strides, dil,
+                                                       pl, pr);
+        const dnnl::convolution_forward::primitive_desc epd(ed, attr, eng);
+        if (fast(epd)) e->prim = dnnl::convolution_forward(epd);
+      } else if (kind == OpKind::Conv2d) {
         if (fast(fpd)) e->prim = dnnl::convolution_forward(fpd);
       } else if (kind == OpKind::Conv2dGradInputs) {
         const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, src, wei, dst, strides, dil,
@@ -228,9 +272,10 @@ std::shared_ptr<const DnnlEntry> dnnl_entry(OpKind kind, const ConvGeometry& g) 
   return cache->emplace(key, std::move(e)).first->second;
 }
 
-// True when oneDNN ran the node.
-bool run_dnnl(OpKind kind, const ConvGeometry& g, const Array& a_in, const Array& b_in, Array& out) {
-  const std::shared_ptr<const DnnlEntry> e = dnnl_entry(kind, g);
+// True when oneDNN ran the node (with its epilogue; `bias` contiguous when the epilogue has one).
+bool run_dnnl(OpKind kind, const ConvGeometry& g, const Array& a_in, const Array& b_in, Array& out,
+              const ops::ConvEpilogue& epi = {}, const Array* bias = nullptr) {
+  const std::shared_ptr<const DnnlEntry> e = dnnl_entry(kind, g, epi);
   if (!e->ok) return false;
   const Array a = a_in.contiguous(), b = b_in.contiguous();
   const auto& eng = dnnl_context().engine;
@@ -239,7 +284,10 @@ bool run_dnnl(OpKind kind, const ConvGeometry& g, const Array& a_in, const Array
     return dnnl::memory(d, eng, const_cast<float*>(x.data<float>()));
   };
   if (kind == OpKind::Conv2d) {
-    e->prim.execute(stream, {{DNNL_ARG_SRC, mem(e->src, a)}, {DNNL_ARG_WEIGHTS, mem(e->wei, b)}, {DNNL_ARG_DST, mem(e->dst, out)}});
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, mem(e->src, a)}, {DNNL_ARG_WEIGHTS, mem(e->wei, b)}, {DNNL_ARG_DST, mem(e->dst, out)}};
+    if (epi.bias) args.emplace(DNNL_ARG_BIAS, mem(e->bias, *bias));
+    e->prim.execute(stream, args);
   } else if (kind == OpKind::Conv2dGradInputs) {
     // Rows and cols past the view get no gradient.
     if (e->h_eff < g.h || e->w_eff < g.w) std::memset(out.data(), 0, out.nbytes());
@@ -283,10 +331,21 @@ class ConvKernel final : public Kernel {
     const ops::Conv2d& op = *ops::Conv2d::of(node.op());
     const OpKind kind = op.kind();
     const ConvGeometry g = op.geometry(node, inputs);
+    const ops::ConvEpilogue& epi = op.epilogue();
     Array& out = outputs[0];
     if (out.size() == 0) return;
+    const Array bias = epi.bias ? inputs[2].contiguous() : Array();
     if (g.n == 0 || g.cg() == 0 || g.mg() == 0 || g.oh == 0 || g.ow == 0) {  // empty sums
       std::memset(out.data(), 0, out.nbytes());
+      if (epi.any()) {  // act(0 + bias)
+        const int64_t P = g.oh * g.ow;
+        for (int64_t n = 0; n < g.n; ++n) {
+          if (out.dtype() == DType::Float32)
+            apply_epilogue(epi, epi.bias ? bias.data<float>() : nullptr, 0, g.m, P, out.data<float>() + n * g.m * P);
+          else
+            apply_epilogue(epi, epi.bias ? bias.data<double>() : nullptr, 0, g.m, P, out.data<double>() + n * g.m * P);
+        }
+      }
       return;
     }
     if (out.dtype() == DType::Float32) {
@@ -305,12 +364,13 @@ class ConvKernel final : public Kernel {
         const Array w = g.flip ? flipped(inputs[wi], g) : inputs[wi];
         const Array& a = wi == 1 ? inputs[0] : w;
         const Array& b = wi == 1 ? w : inputs[1];
-        if (run_dnnl(kind, g, a, b, out)) return;
+        if (run_dnnl(kind, g, a, b, out, epi, &bias)) return;
       }
 #endif
-      return run_im2col<float>(kind, g, inputs[0], inputs[1], out, node);
+      return run_im2col<float>(kind, g, inputs[0], inputs[1], out, node, epi,
+                               epi.bias ? bias.data<float>() : nullptr);
     }
-    run_im2col<double>(kind, g, inputs[0], inputs[1], out, node);
+    run_im2col<double>(kind, g, inputs[0], inputs[1], out, node, epi, epi.bias ? bias.data<double>() : nullptr);
   }
 };
 

@@ -11,6 +11,14 @@
 // (a deterministic one when the plan's deterministic is set), cached per (kind, dtype,
 // shapes, params, math, determinism); its workspace comes from Theon's caching allocator on
 // the node's stream. Inputs cuDNN would read through other strides are made contiguous first.
+//
+// A forward node's epilogue (ops::ConvEpilogue): bias + relu is one
+// cudnnConvolutionBiasActivationForward (y = relu(conv(x, w) + alpha2 * z + bias) with
+// alpha2 = 0 and z = y, so z is not read; the bias a (1, C, 1, 1) tensor; relu propagating
+// NaN like Theon's). cuDNN documents CUDNN_ACTIVATION_IDENTITY there for
+// CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM only, so a bias alone (any algorithm) is
+// cudnnConvolutionForward then cudnnAddTensor, and a relu alone cudnnConvolutionForward then
+// an in-place cudnnActivationForward.
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_check.hpp"
@@ -41,8 +49,12 @@ struct Descriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnTensorDescriptor_t bias = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;
   explicit Descriptors(const CudnnApi& a) : api(a) {}
   ~Descriptors() {
+    if (bias) api.cudnnDestroyTensorDescriptor(bias);
+    if (act) api.cudnnDestroyActivationDescriptor(act);
     if (x) api.cudnnDestroyTensorDescriptor(x);
     if (y) api.cudnnDestroyTensorDescriptor(y);
     if (w) api.cudnnDestroyFilterDescriptor(w);
@@ -115,6 +127,31 @@ AlgoChoice choose(const CudnnApi& api, cudnnHandle_t h, OpKind kind, const Descr
   return cache->emplace(key, c).first->second;
 }
 
+// y = act(y + bias) in place on an (n, m, oh, ow) output: cudnnAddTensor for the bias, then
+// cudnnActivationForward (relu, NaN propagated) in place.
+void run_epilogue_alone(const CudnnApi& api, cudnnHandle_t handle, const ops::ConvEpilogue& epi, DType t, int n, int m,
+                        int oh, int ow, const Array* bias_in, int dev, Array& out, const std::string& what) {
+  Descriptors d(api);
+  const cudnnDataType_t dt = t == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const float one_f = 1.f, zero_f = 0.f;
+  const double one_d = 1.0, zero_d = 0.0;
+  const void* one = t == DType::Float64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* zero = t == DType::Float64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.y));
+  set_tensor(api, d.y, dt, n, m, oh, ow);
+  if (epi.bias) {
+    const Array bias = contiguous_on_device(*bias_in, dev, what);
+    THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.bias));
+    set_tensor(api, d.bias, dt, 1, m, 1, 1);
+    THEON_CUDNN(api, cudnnAddTensor(handle, one, d.bias, bias.data(), one, d.y, out.data()));
+  }
+  if (epi.act == ops::ConvActivation::Relu) {
+    THEON_CUDNN(api, cudnnCreateActivationDescriptor(&d.act));
+    THEON_CUDNN(api, cudnnSetActivationDescriptor(d.act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    THEON_CUDNN(api, cudnnActivationForward(handle, d.act, one, d.y, out.data(), zero, d.y, out.data()));
+  }
+}
+
 #endif
 
 class ConvKernel final : public CudaKernel {
@@ -134,10 +171,12 @@ class ConvKernel final : public CudaKernel {
   }
   // cuDNN itself needs no NVRTC program; operands in other layouts are first copied to
   // contiguous ones by the shared strided copy, whose kernels are listed here.
-  std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>& inputs,
+  std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
     std::vector<KernelSource> out;
-    for (int i = 0; i < 2 && i < static_cast<int>(inputs.size()); ++i) {
+    // The tensors: input and filters (or output gradient), and a forward epilogue's bias.
+    const int tensors = node.op().kind() == OpKind::Conv2d ? static_cast<int>(inputs.size()) : 2;
+    for (int i = 0; i < tensors && i < static_cast<int>(inputs.size()); ++i) {
       const Array& x = inputs[i];
       if (x.is_contiguous()) continue;
       for (auto& src : copy_sources(x, Array(nullptr, x.dtype(), x.shape(), contiguous_strides(x.shape())))) {
@@ -160,7 +199,8 @@ class ConvKernel final : public CudaKernel {
     const int dev = device_of({inputs[0], inputs[1]}, outputs);
     cudaStream_t stream = stream_of(dev);
     const std::string what = node.describe();
-    if (g.n == 0 || g.cg() == 0 || g.mg() == 0) {  // empty sums: zeros
+    const ops::ConvEpilogue& epi = op.epilogue();
+    if (!epi.any() && (g.n == 0 || g.cg() == 0 || g.mg() == 0)) {  // empty sums: zeros
       THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream));
       return;
     }
@@ -174,6 +214,12 @@ class ConvKernel final : public CudaKernel {
     const int n = as_int(g.n, what), c = as_int(g.c, what), h = as_int(g.h, what), w = as_int(g.w, what);
     const int m = as_int(g.m, what), cg = as_int(g.cg(), what), kh = as_int(g.kh, what), kw = as_int(g.kw, what);
     const int oh = as_int(g.oh, what), ow = as_int(g.ow, what);
+    if (epi.any() && g.cg() == 0) {
+      // No input channels: cuDNN takes no empty tensors; y = act(0 + bias) by its tensor ops.
+      THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream));
+      run_epilogue_alone(api, cudnn_handle(dev), epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, out, what);
+      return;
+    }
     const int ph = as_int(g.ph, what), pw = as_int(g.pw, what), sh = as_int(g.sh, what), sw = as_int(g.sw, what);
     const int dh = as_int(g.dh, what), dw = as_int(g.dw, what), groups = as_int(g.groups, what);
     const cudnnMathType_t math =
@@ -209,10 +255,23 @@ class ConvKernel final : public CudaKernel {
     const double one_d = 1.0, zero_d = 0.0;
     const void* one = t == DType::Float64 ? static_cast<const void*>(&one_d) : &one_f;
     const void* zero = t == DType::Float64 ? static_cast<const void*>(&zero_d) : &zero_f;
-    if (kind == OpKind::Conv2d) {
+    if (kind == OpKind::Conv2d && epi.bias && epi.act == ops::ConvActivation::Relu) {
+      const Array bias = contiguous_on_device(inputs[2], dev, what);
+      THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.bias));
+      set_tensor(api, d.bias, dt, 1, m, 1, 1);
+      THEON_CUDNN(api, cudnnCreateActivationDescriptor(&d.act));
+      THEON_CUDNN(api, cudnnSetActivationDescriptor(d.act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+      // alpha2 = 0: z (= y) is not read.
+      THEON_CUDNN(api, cudnnConvolutionBiasActivationForward(
+                           handle, one, d.x, a.data(), d.w, b.data(), d.conv,
+                           static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws, choice.workspace, zero, d.y,
+                           out.data(), d.bias, bias.data(), d.act, d.y, out.data()));
+    } else if (kind == OpKind::Conv2d) {
       THEON_CUDNN(api, cudnnConvolutionForward(handle, one, d.x, a.data(), d.w, b.data(), d.conv,
                                                static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws,
                                                choice.workspace, zero, d.y, out.data()));
+      if (epi.any())
+        run_epilogue_alone(api, handle, epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, out, what);
     } else if (kind == OpKind::Conv2dGradInputs) {
       THEON_CUDNN(api, cudnnConvolutionBackwardData(handle, one, d.w, a.data(), d.y, b.data(), d.conv,
                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo), ws,

@@ -29,6 +29,12 @@ bool canonicalize_pass(graph::FunctionGraph& fgraph);
 /// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
 bool specialize_pass(graph::FunctionGraph& fgraph);
 
+/// conv2d(x, w) + b.dimshuffle('x', 0, 'x', 'x') and relu of either -> one Conv2d with an
+/// epilogue (conv_epilogue.cpp), where the intermediate has no other client; also makes
+/// relu's gradient mask read relu's output so the fold happens in training graphs. Tags
+/// fast_run, conv_epilogue.
+bool conv_epilogue_pass(graph::FunctionGraph& fgraph);
+
 /// Replaces nodes whose output 0 may overwrite an input buffer that nothing reads afterwards
 /// by their op's inplace variant (Op::inplace_variant; inplace.cpp documents the exact rule).
 /// Tags fast_run, inplace.

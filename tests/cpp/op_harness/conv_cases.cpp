@@ -207,6 +207,70 @@ void add_grad_weights(std::vector<Case>& cases, const P& p) {
   cases.push_back(c);
 }
 
+// The forms the conv_epilogue rewrite folds into the Conv2d node (src/rewrite/passes/
+// conv_epilogue.cpp): conv2d(x, w) + b broadcast per channel (b.dimshuffle('x', 0, 'x', 'x')
+// or b.reshape((1, C, 1, 1))), and relu of either. The harness compiles in fast_run, so these
+// rows run the kernels' epilogues (the rewrite test checks that the fold happens); the
+// reference is the plain definition, and verify_grad checks the gradient graph, which the
+// rewrite also folds (relu's mask read from its output).
+enum class Bias { None, Dimshuffle, Reshape };
+
+void add_fused(std::vector<Case>& cases, const P& p, Bias bias, bool relu) {
+  Case c = base("conv2d", p);
+  c.label = std::string(bias == Bias::None ? "" : bias == Bias::Dimshuffle ? "bias_" : "bias4_") +
+            (relu ? "relu_" : "") + label_of(p);
+  const int64_t cin = 4, cg = 4 / p.groups;
+  c.shapes = {{{2, cin, 6, 7}, {4, cg, 3, 2}}, {{1, cin, 5, 5}, {2 * p.groups, cg, 2, 3}}, {{0, cin, 5, 6}, {4, cg, 3, 3}}};
+  if (bias != Bias::None)
+    for (auto& set : c.shapes) set.push_back(Shape{set[1][0]});
+  c.build = [p, bias, relu](const std::vector<Var>& v) {
+    Var y = tensor::conv2d(v[0], v[1], options_of(p));
+    if (bias == Bias::Dimshuffle) y = y + v[2].dimshuffle({-1, 0, -1, -1});
+    if (bias == Bias::Reshape) y = y + tensor::reshape(v[2], std::vector<int64_t>{1, -1, 1, 1});
+    return relu ? tensor::relu(y) : y;
+  };
+  c.reference = [p, bias, relu](const std::vector<Ref>& r) {
+    Ref out = ref_forward(p, r[0], r[1]);
+    const int64_t m = out.shape[1], per = out.shape[2] * out.shape[3];
+    for (int64_t i = 0; i < out.size(); ++i) {
+      double v = out.v[i];
+      if (bias != Bias::None) v = to_dtype(v + r[2].v[(i / per) % m], out.dtype);
+      if (relu) v = v > 0 ? v : 0.0;
+      out.v[i] = v;
+    }
+    return out;
+  };
+  cases.push_back(c);
+}
+
+// separable_conv2d (Theano 1.0's abstract_conv.separable_conv2d): the depthwise reference
+// (groups = channels) then the pointwise one ('valid', stride 1), each the loop above.
+void add_separable(std::vector<Case>& cases, P p, int64_t mult) {
+  const int64_t C = 3;
+  p.groups = 1;  // the label's g is the depth multiplier here
+  Case c = base("separable_conv2d", p);
+  c.label = "mult" + std::to_string(mult) + "_" + label_of(p);
+  c.shapes = {{{2, C, 6, 7}, {C * mult, 1, 3, 2}, {4, C * mult, 1, 1}},
+              {{1, C, 5, 5}, {C * mult, 1, 2, 3}, {2, C * mult, 1, 1}},
+              {{0, C, 5, 6}, {C * mult, 1, 3, 3}, {4, C * mult, 1, 1}}};
+  c.build = [p, C](const std::vector<Var>& v) {
+    tensor::SeparableConv2dOptions o;
+    o.border_mode = p.border.empty() ? tensor::BorderMode(p.ph, p.pw) : tensor::BorderMode(p.border);
+    o.subsample = {p.sh, p.sw};
+    o.filter_dilation = {p.dh, p.dw};
+    o.filter_flip = p.flip;
+    return tensor::separable_conv2d(v[0], v[1], v[2], C, o);
+  };
+  c.reference = [p, C](const std::vector<Ref>& r) {
+    P depthwise = p;
+    depthwise.groups = C;
+    P pointwise;
+    pointwise.flip = p.flip;
+    return ref_forward(pointwise, ref_forward(depthwise, r[0], r[1]), r[2]);
+  };
+  cases.push_back(c);
+}
+
 }  // namespace
 
 void add_conv_cases(std::vector<Case>& cases) {
@@ -216,6 +280,16 @@ void add_conv_cases(std::vector<Case>& cases) {
   // and the forward rows' verify_grad already runs them as conv2d's gradient).
   for (size_t i = 0; i < all.size(); i += 2) add_grad_inputs(cases, all[i]);
   for (size_t i = 1; i < all.size(); i += 2) add_grad_weights(cases, all[i]);
+  // The epilogue forms on a spread of rows (border modes, strides, dilation, groups, flip).
+  add_fused(cases, all[0], Bias::Dimshuffle, true);
+  add_fused(cases, all[1], Bias::Dimshuffle, false);
+  add_fused(cases, all[4], Bias::None, true);
+  add_fused(cases, all[5], Bias::Dimshuffle, true);
+  add_fused(cases, all[7], Bias::Reshape, true);
+  // separable_conv2d: valid/half/explicit pads, strides, dilation, flip and xcorr, multiplier 1 and 2.
+  add_separable(cases, all[0], 1);
+  add_separable(cases, all[5], 2);
+  add_separable(cases, all[8], 2);
 }
 
 }  // namespace theon::testing

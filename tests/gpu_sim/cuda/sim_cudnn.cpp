@@ -13,6 +13,16 @@
 //   every tensor lies inside one device allocation; y (dx, dw) is not read when beta == 0;
 //   CUDNN_DEFAULT_MATH on float data rounds the inputs to TF32 (as tensor cores would);
 //   CUDNN_FMA_MATH keeps FP32.
+// The epilogue calls (Theon's fused Conv2d):
+//   cudnnConvolutionBiasActivationForward: y = act(alpha1 * conv(x, w) + alpha2 * z + bias);
+//   the forward checks above, plus: z's descriptor has y's dims and type; bias is
+//   (1, K, 1, 1) with K = y's channels, of y's type; the activation descriptor is set, RELU
+//   or IDENTITY, and IDENTITY only with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM (as
+//   documented); z is read only when alpha2 != 0;
+//   cudnnAddTensor: C = alpha * A + beta * C, A of C's type with each dim C's or 1;
+//   cudnnActivationForward: y = alpha * act(x) + beta * y (RELU only is simulated), x and y
+//   of one shape and type; in place (x == y) only with equal strides; y not read when
+//   beta == 0. RELU with CUDNN_NOT_PROPAGATE_NAN turns NaN into 0, PROPAGATE_NAN keeps it.
 // A violation prints "gpu_sim cuDNN: <function>: <why>" and returns CUDNN_STATUS_BAD_PARAM.
 #include <cudnn.h>
 
@@ -50,6 +60,29 @@ struct Conv {
   cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   int groups = 1;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+struct Activation {
+  bool set = false;
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+};
+
+double activate(const Activation& a, double v) {
+  if (a.mode == CUDNN_ACTIVATION_IDENTITY) return v;
+  if (v != v) return a.nan == CUDNN_PROPAGATE_NAN ? v : 0.0;
+  return v > 0 ? v : 0.0;
+}
+
+// What cudnnConvolutionBiasActivationForward adds to a forward convolution.
+struct Epilogue {
+  bool on = false;
+  double alpha2 = 0;
+  Tensor z;
+  const void* zp = nullptr;
+  Tensor b;                  // (1, K, 1, 1)
+  const void* bp = nullptr;
+  Activation act;
 };
 
 std::mutex g_mu;
@@ -205,7 +238,8 @@ void for_each_product(const Tensor& x, const Filter& w, const Conv& c, const Ten
 
 cudnnStatus_t run(const char* fn, Dir dir, cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t xd,
                   const void* xp, cudnnFilterDescriptor_t wd, const void* wp, cudnnConvolutionDescriptor_t cd, int algo,
-                  void* ws, size_t ws_bytes, const void* beta, cudnnTensorDescriptor_t yd, const void* yp) {
+                  void* ws, size_t ws_bytes, const void* beta, cudnnTensorDescriptor_t yd, const void* yp,
+                  const Epilogue& epi = {}) {
   Handle* h = live<Handle>(handle);
   if (!h) return complain(fn, "invalid handle");
   const Tensor* x = live<Tensor>(xd);
@@ -233,9 +267,14 @@ cudnnStatus_t run(const char* fn, Dir dir, cudnnHandle_t handle, const void* alp
   const double al = dbl ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   const double be = dbl ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
   const bool round = x->type == CUDNN_DATA_FLOAT && c->math != CUDNN_FMA_MATH;
+  if (epi.on) {
+    if (epi.alpha2 != 0 && !in_device(epi.zp, span_elems(epi.z) * es)) return complain(fn, "z is not inside one device allocation");
+    if (!in_device(epi.bp, size_t(y->d[1]) * es)) return complain(fn, "bias is not inside one device allocation");
+  }
   const Tensor X = *x, Y = *y;
   const Filter W = *w;
   const Conv C = *c;
+  const Epilogue E = epi;
   const void* wsp = ws;
   enqueue_on(h->stream, [=] {
     (void)wsp;
@@ -251,7 +290,14 @@ cudnnStatus_t run(const char* fn, Dir dir, cudnnHandle_t handle, const void* alp
           for (int r = 0; r < Y.d[2]; ++r)
             for (int q = 0; q < Y.d[3]; ++q) {
               const int64_t i = int64_t(n) * Y.s[0] + int64_t(o) * Y.s[1] + int64_t(r) * Y.s[2] + int64_t(q) * Y.s[3];
-              store(out, t, i, al * acc[i] + (be != 0 ? be * load(out, t, i, false) : 0.0));
+              if (E.on) {
+                const int64_t zi = int64_t(n) * E.z.s[0] + int64_t(o) * E.z.s[1] + int64_t(r) * E.z.s[2] +
+                                   int64_t(q) * E.z.s[3];
+                const double zv = E.alpha2 != 0 ? E.alpha2 * load(E.zp, t, zi, false) : 0.0;
+                store(out, t, i, activate(E.act, al * acc[i] + zv + load(E.bp, t, int64_t(o) * E.b.s[1], false)));
+              } else {
+                store(out, t, i, al * acc[i] + (be != 0 ? be * load(out, t, i, false) : 0.0));
+              }
             }
     } else if (dir == Dir::BwdData) {
       // x is the output (dx), y the input (dy).
@@ -492,6 +538,135 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void* alpha,
                                              const void* beta, const cudnnFilterDescriptor_t dwd, void* dw) {
   return run("cudnnConvolutionBackwardFilter", Dir::BwdFilter, h, alpha, xd, x, dwd, dw, cd, algo, ws, ws_bytes, beta,
              dyd, dy);
+}
+
+cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* d) { return create<Activation>(d); }
+cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d) { return destroy<Activation>(d); }
+
+cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d, cudnnActivationMode_t mode,
+                                           cudnnNanPropagation_t nan, double coef) {
+  Activation* a = live<Activation>(d);
+  if (!a) return complain("cudnnSetActivationDescriptor", "invalid descriptor");
+  if (mode != CUDNN_ACTIVATION_RELU && mode != CUDNN_ACTIVATION_IDENTITY)
+    return complain("cudnnSetActivationDescriptor", "only RELU and IDENTITY are simulated");
+  if (nan != CUDNN_PROPAGATE_NAN && nan != CUDNN_NOT_PROPAGATE_NAN) return complain("cudnnSetActivationDescriptor", "nan option");
+  (void)coef;  // the clipping / alpha coefficient: unused by RELU and IDENTITY
+  *a = Activation{true, mode, nan};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t h, const void* alpha1, const cudnnTensorDescriptor_t xd, const void* x,
+    const cudnnFilterDescriptor_t wd, const void* w, const cudnnConvolutionDescriptor_t cd,
+    cudnnConvolutionFwdAlgo_t algo, void* ws, size_t ws_bytes, const void* alpha2, const cudnnTensorDescriptor_t zd,
+    const void* z, const cudnnTensorDescriptor_t bd, const void* bias, const cudnnActivationDescriptor_t ad,
+    const cudnnTensorDescriptor_t yd, void* y) {
+  const char* fn = "cudnnConvolutionBiasActivationForward";
+  const Tensor* yt = live<Tensor>(yd);
+  const Tensor* zt = live<Tensor>(zd);
+  const Tensor* bt = live<Tensor>(bd);
+  const Activation* act = live<Activation>(ad);
+  if (!yt || !yt->set) return complain(fn, "the output tensor descriptor is invalid or not set");
+  if (!zt || !zt->set) return complain(fn, "the z tensor descriptor is invalid or not set");
+  if (!bt || !bt->set) return complain(fn, "the bias tensor descriptor is invalid or not set");
+  if (!act || !act->set) return complain(fn, "the activation descriptor is invalid or not set");
+  if (!alpha2) return complain(fn, "alpha2 must be a host pointer");
+  for (int i = 0; i < 4; ++i)
+    if (zt->d[i] != yt->d[i]) return complain(fn, "z's dims differ from y's");
+  if (zt->type != yt->type || bt->type != yt->type) return complain(fn, "z and bias must have y's data type");
+  if (bt->d[0] != 1 || bt->d[1] != yt->d[1] || bt->d[2] != 1 || bt->d[3] != 1)
+    return complain(fn, "the bias must be (1, " + std::to_string(yt->d[1]) + ", 1, 1), got (" + std::to_string(bt->d[0]) +
+                            ", " + std::to_string(bt->d[1]) + ", " + std::to_string(bt->d[2]) + ", " +
+                            std::to_string(bt->d[3]) + ")");
+  if (act->mode == CUDNN_ACTIVATION_IDENTITY && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+    return complain(fn, "CUDNN_ACTIVATION_IDENTITY needs CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM");
+  Epilogue e;
+  e.on = true;
+  e.alpha2 = yt->type == CUDNN_DATA_DOUBLE ? *static_cast<const double*>(alpha2) : *static_cast<const float*>(alpha2);
+  e.z = *zt;
+  e.zp = z;
+  e.b = *bt;
+  e.bp = bias;
+  e.act = *act;
+  static const double zero_d = 0.0;
+  static const float zero_f = 0.f;
+  const void* beta = yt->type == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&zero_d) : &zero_f;
+  return run(fn, Dir::Fwd, h, alpha1, xd, x, wd, w, cd, algo, ws, ws_bytes, beta, yd, y, e);
+}
+
+cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t ad, const void* A,
+                             const void* beta, const cudnnTensorDescriptor_t cd, void* C) {
+  const char* fn = "cudnnAddTensor";
+  Handle* h = live<Handle>(handle);
+  if (!h) return complain(fn, "invalid handle");
+  const Tensor* a = live<Tensor>(ad);
+  const Tensor* c = live<Tensor>(cd);
+  if (!a || !a->set || !c || !c->set) return complain(fn, "a tensor descriptor is invalid or not set");
+  if (a->type != c->type) return complain(fn, "A and C data types differ");
+  for (int i = 0; i < 4; ++i)
+    if (a->d[i] != c->d[i] && a->d[i] != 1) return complain(fn, "A's dims must each be C's or 1");
+  if (!alpha || !beta) return complain(fn, "alpha and beta must be host pointers");
+  const size_t es = elem(c->type);
+  if (!in_device(A, span_elems(*a) * es) || !in_device(C, span_elems(*c) * es))
+    return complain(fn, "A or C is not inside one device allocation");
+  const bool dbl = c->type == CUDNN_DATA_DOUBLE;
+  const double al = dbl ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
+  const double be = dbl ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
+  const Tensor TA = *a, TC = *c;
+  enqueue_on(h->stream, [=] {
+    for (int n = 0; n < TC.d[0]; ++n)
+      for (int k = 0; k < TC.d[1]; ++k)
+        for (int r = 0; r < TC.d[2]; ++r)
+          for (int q = 0; q < TC.d[3]; ++q) {
+            const int idx[4] = {n, k, r, q};
+            int64_t ai = 0, ci = 0;
+            for (int i = 0; i < 4; ++i) {
+              ai += int64_t(TA.d[i] == 1 ? 0 : idx[i]) * TA.s[i];
+              ci += int64_t(idx[i]) * TC.s[i];
+            }
+            store(C, TC.type, ci, al * load(A, TC.type, ai, false) + (be != 0 ? be * load(C, TC.type, ci, false) : 0.0));
+          }
+  });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t adesc, const void* alpha,
+                                     const cudnnTensorDescriptor_t xd, const void* x, const void* beta,
+                                     const cudnnTensorDescriptor_t yd, void* y) {
+  const char* fn = "cudnnActivationForward";
+  Handle* h = live<Handle>(handle);
+  if (!h) return complain(fn, "invalid handle");
+  const Activation* act = live<Activation>(adesc);
+  if (!act || !act->set || act->mode != CUDNN_ACTIVATION_RELU) return complain(fn, "a set RELU activation descriptor is needed");
+  const Tensor* xt = live<Tensor>(xd);
+  const Tensor* yt = live<Tensor>(yd);
+  if (!xt || !xt->set || !yt || !yt->set) return complain(fn, "a tensor descriptor is invalid or not set");
+  if (xt->type != yt->type) return complain(fn, "x and y data types differ");
+  for (int i = 0; i < 4; ++i) {
+    if (xt->d[i] != yt->d[i]) return complain(fn, "x and y dims differ");
+    if (x == y && xt->s[i] != yt->s[i]) return complain(fn, "in place needs equal strides");
+  }
+  if (!alpha || !beta) return complain(fn, "alpha and beta must be host pointers");
+  const size_t es = elem(xt->type);
+  if (!in_device(x, span_elems(*xt) * es) || !in_device(y, span_elems(*yt) * es))
+    return complain(fn, "x or y is not inside one device allocation");
+  const bool dbl = xt->type == CUDNN_DATA_DOUBLE;
+  const double al = dbl ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
+  const double be = dbl ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
+  const Tensor TX = *xt, TY = *yt;
+  const Activation A = *act;
+  enqueue_on(h->stream, [=] {
+    for (int n = 0; n < TY.d[0]; ++n)
+      for (int k = 0; k < TY.d[1]; ++k)
+        for (int r = 0; r < TY.d[2]; ++r)
+          for (int q = 0; q < TY.d[3]; ++q) {
+            const int64_t xi = int64_t(n) * TX.s[0] + int64_t(k) * TX.s[1] + int64_t(r) * TX.s[2] + int64_t(q) * TX.s[3];
+            const int64_t yi = int64_t(n) * TY.s[0] + int64_t(k) * TY.s[1] + int64_t(r) * TY.s[2] + int64_t(q) * TY.s[3];
+            const double v = al * activate(A, load(x, TX.type, xi, false));
+            store(y, TY.type, yi, v + (be != 0 ? be * load(y, TY.type, yi, false) : 0.0));
+          }
+  });
+  return CUDNN_STATUS_SUCCESS;
 }
 
 }  // extern "C"

@@ -264,6 +264,92 @@ TEST(GpuSimCudnn, OutputDimsAndWorkspaceAreEnforced) {
   EXPECT_EQ(cudnnDestroyConvolutionDescriptor(cd), CUDNN_STATUS_SUCCESS);
   EXPECT_EQ(cudnnDestroy(h), CUDNN_STATUS_SUCCESS);
 }
+
+// The epilogue calls of Theon's fused Conv2d: cudnnConvolutionBiasActivationForward computes
+// relu(conv + bias) and refuses a bias not (1, K, 1, 1), a z of other dims, IDENTITY with an
+// algorithm other than IMPLICIT_PRECOMP_GEMM; cudnnAddTensor and an in-place
+// cudnnActivationForward compute the same in two steps.
+TEST(GpuSimCudnn, BiasActivationContractIsEnforced) {
+  void* lib = dlopen(THEON_GPU_SIM_CUDNN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+#define FN(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); ASSERT_NE(name, nullptr);
+  FN(cudnnCreate) FN(cudnnCreateTensorDescriptor) FN(cudnnSetTensor4dDescriptorEx) FN(cudnnCreateFilterDescriptor)
+  FN(cudnnSetFilter4dDescriptor) FN(cudnnCreateConvolutionDescriptor) FN(cudnnSetConvolution2dDescriptor)
+  FN(cudnnGetConvolutionForwardWorkspaceSize) FN(cudnnConvolutionForward) FN(cudnnDestroyTensorDescriptor)
+  FN(cudnnDestroyFilterDescriptor) FN(cudnnDestroyConvolutionDescriptor) FN(cudnnDestroy)
+  FN(cudnnCreateActivationDescriptor) FN(cudnnSetActivationDescriptor) FN(cudnnDestroyActivationDescriptor)
+  FN(cudnnConvolutionBiasActivationForward) FN(cudnnAddTensor) FN(cudnnActivationForward)
+#undef FN
+  cudnnHandle_t h = nullptr;
+  cudnnTensorDescriptor_t xd = nullptr, yd = nullptr, bd = nullptr, bad_b = nullptr, bad_z = nullptr;
+  cudnnFilterDescriptor_t wd = nullptr;
+  cudnnConvolutionDescriptor_t cd = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr, ident = nullptr;
+  ASSERT_EQ(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+  for (auto* d : {&xd, &yd, &bd, &bad_b, &bad_z}) ASSERT_EQ(cudnnCreateTensorDescriptor(d), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateFilterDescriptor(&wd), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateConvolutionDescriptor(&cd), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateActivationDescriptor(&relu), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnCreateActivationDescriptor(&ident), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, 1, 1, 4, 4, 16, 16, 4, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, 1, 2, 2, 2, 8, 4, 2, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(bd, CUDNN_DATA_FLOAT, 1, 2, 1, 1, 2, 1, 1, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(bad_b, CUDNN_DATA_FLOAT, 1, 3, 1, 1, 3, 1, 1, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetTensor4dDescriptorEx(bad_z, CUDNN_DATA_FLOAT, 1, 2, 1, 2, 4, 2, 2, 1), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 2, 1, 3, 3), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetActivationDescriptor(ident, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0),
+            CUDNN_STATUS_SUCCESS);
+  const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;  // no workspace
+  float *x = nullptr, *w = nullptr, *y = nullptr, *b = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&x), 16 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&w), 18 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&y), 8 * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), 2 * 4), cudaSuccess);
+  std::vector<float> hx(16), hw(18, 1.f), hy(8, -1.f), hb = {-50.f, 1.f};
+  for (int i = 0; i < 16; ++i) hx[i] = float(i);
+  ASSERT_EQ(cudaMemcpy(x, hx.data(), 16 * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(w, hw.data(), 18 * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b, hb.data(), 2 * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  const float one = 1.f, zero = 0.f;
+  // Window sums 45, 54, 81, 90 for both filters; channel 0 gets -50 then relu, channel 1 +1.
+  const std::vector<float> want = {0, 4, 31, 40, 46, 55, 82, 91};
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &zero, yd, y, bad_b, b,
+                                                  relu, yd, y),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &zero, bad_z, y, bd, b,
+                                                  relu, yd, y),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &zero, yd, y, bd, b,
+                                                  ident, yd, y),
+            CUDNN_STATUS_BAD_PARAM);
+  ASSERT_EQ(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &zero, yd, y, bd, b,
+                                                  relu, yd, y),
+            CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudaMemcpy(hy.data(), y, 8 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(hy, want);
+  // alpha2 = 1 with z = y (the previous result): the sum is added before the relu.
+  ASSERT_EQ(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &one, yd, y, bd, b,
+                                                  relu, yd, y),
+            CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudaMemcpy(hy.data(), y, 8 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(hy, (std::vector<float>{0, 8, 62, 80, 92, 110, 164, 182}));
+  // The two-step form: conv, add the bias, relu in place.
+  ASSERT_EQ(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, nullptr, 0, &zero, yd, y), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnAddTensor(h, &one, bad_b, b, &one, yd, y), CUDNN_STATUS_BAD_PARAM);
+  ASSERT_EQ(cudnnAddTensor(h, &one, bd, b, &one, yd, y), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnActivationForward(h, relu, &one, yd, y, &zero, yd, y), CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudaMemcpy(hy.data(), y, 8 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(hy, want);
+  for (void* p : {static_cast<void*>(x), static_cast<void*>(w), static_cast<void*>(y), static_cast<void*>(b)}) cudaFree(p);
+  for (auto d : {xd, yd, bd, bad_b, bad_z}) EXPECT_EQ(cudnnDestroyTensorDescriptor(d), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroyFilterDescriptor(wd), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroyConvolutionDescriptor(cd), CUDNN_STATUS_SUCCESS);
+  for (auto a : {relu, ident}) EXPECT_EQ(cudnnDestroyActivationDescriptor(a), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnDestroy(h), CUDNN_STATUS_SUCCESS);
+}
 #endif
 
 // ---------------------------------------------------------------- memory and copies

@@ -93,5 +93,6 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
 
 from . import abstract_conv, conv  # noqa: E402
 from .abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: E402,F401
+from .abstract_conv import separable_conv2d  # noqa: E402,F401
 from . import bn  # noqa: E402,F401  (theano.tensor.nnet.bn)
 from .bn import batch_normalization  # noqa: E402,F401

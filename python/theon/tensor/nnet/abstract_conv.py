@@ -1,6 +1,7 @@
 """theon.tensor.nnet.abstract_conv: Theano 1.0's abstract convolution interface.
 
-conv2d, conv2d_grad_wrt_inputs and conv2d_grad_wrt_weights with Theano's signatures, and
+conv2d, separable_conv2d, conv2d_grad_wrt_inputs and conv2d_grad_wrt_weights with Theano's
+signatures, and
 get_conv_output_shape. Layouts: input (batch, channels, rows, cols), filters (out_channels,
 channels // num_groups, rows, cols). float32 and float64; on the CPU float32 runs oneDNN and
 float64 im2col + BLAS; on CUDA cuDNN (docs/guide/conv.md).
@@ -12,8 +13,8 @@ from ..._variable import TensorVariable, _v, as_tensor_variable
 
 _t = _core.tensor
 
-__all__ = ["conv2d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "get_conv_output_shape",
-           "get_conv_shape_1axis"]
+__all__ = ["conv2d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "separable_conv2d",
+           "get_conv_output_shape", "get_conv_shape_1axis"]
 
 
 def _pair(value, name):
@@ -88,6 +89,32 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
     opts = _common(border_mode, subsample, filter_flip, filter_dilation, num_groups)
     return TensorVariable(_t.conv2d(_v(input), _v(filters), input_shape=_hint(input_shape, "input_shape"),
                                     filter_shape=_hint(filter_shape, "filter_shape"), **opts))
+
+
+def separable_conv2d(input, depthwise_filters, pointwise_filters, num_channels, input_shape=None,
+                     depthwise_filter_shape=None, pointwise_filter_shape=None, border_mode="valid",
+                     subsample=(1, 1), filter_flip=True, filter_dilation=(1, 1)):
+    """Theano 1.0's separable_conv2d: a depthwise convolution (conv2d with
+    num_groups=num_channels) of the (batch, num_channels, rows, cols) input with
+    depthwise_filters (depth_multiplier * num_channels, 1, rows, cols), then a pointwise
+    'valid' conv2d with pointwise_filters (out_channels, depth_multiplier * num_channels, 1, 1).
+
+    border_mode, subsample and filter_dilation apply to the depthwise convolution only;
+    filter_flip to both. The shapes are optional hints (None entries unknown).
+    """
+    if isinstance(num_channels, bool) or not isinstance(num_channels, numbers.Integral) or num_channels < 1:
+        raise ValueError("separable_conv2d: num_channels must be an int >= 1, got %r" % (num_channels,))
+    depthwise = conv2d(input, depthwise_filters, input_shape=input_shape, filter_shape=depthwise_filter_shape,
+                       border_mode=border_mode, subsample=subsample, filter_flip=filter_flip,
+                       filter_dilation=filter_dilation, num_groups=int(num_channels))
+    depthwise_shape = None
+    if input_shape is not None and depthwise_filter_shape is not None:
+        border = tuple(border_mode) if isinstance(border_mode, (tuple, list)) else border_mode
+        depthwise_shape = get_conv_output_shape(tuple(input_shape), tuple(depthwise_filter_shape), border,
+                                                tuple(subsample), tuple(filter_dilation))
+    return conv2d(depthwise, pointwise_filters, input_shape=depthwise_shape, filter_shape=pointwise_filter_shape,
+                  border_mode="valid", subsample=(1, 1), filter_flip=filter_flip, filter_dilation=(1, 1),
+                  num_groups=1)
 
 
 def conv2d_grad_wrt_inputs(output_grad, filters, input_shape, filter_shape=None, border_mode="valid",
