@@ -29,6 +29,10 @@ bool canonicalize_pass(graph::FunctionGraph& fgraph);
 /// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
 bool specialize_pass(graph::FunctionGraph& fgraph);
 
+/// Gemm epilogues: a broadcast bias vector and a following relu folded into the Gemm
+/// (gemm_epilogue.cpp). Tags fast_run, specialize, gemm_epilogue.
+bool gemm_epilogue_pass(graph::FunctionGraph& fgraph);
+
 /// Replaces nodes whose output 0 may overwrite an input buffer that nothing reads afterwards
 /// by their op's inplace variant (Op::inplace_variant; inplace.cpp documents the exact rule).
 /// Tags fast_run, inplace.
