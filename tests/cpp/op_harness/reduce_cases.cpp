@@ -137,7 +137,8 @@ namespace {
 // Gemm with an epilogue (a row or col bias vector, a matrix addend, relu; ops/gemm.hpp). The
 // shapes cover the reference loop (small), the BLAS path with the vectorised epilogue
 // (m * n * k > 16384), a row wider than the CPU's bias tile (n > 512), size-0 and size-1
-// dims; the harness adds transposed and strided inputs.
+// dims; the harness adds transposed and strided inputs. Each variant has a gradient row on
+// small shapes (`_grad`).
 enum class DenseBias { Row, Col, Matrix };
 
 Ref ref_dense(const std::vector<Ref>& r, DenseBias bias, double alpha, double beta, bool relu) {
@@ -198,8 +199,16 @@ void add_dense_cases(std::vector<Case>& cases) {
     c.reference = [v](const std::vector<Ref>& r) { return ref_dense(r, v.bias, v.alpha, v.beta, v.relu); };
     c.rtol32 = 5e-5;
     c.atol32 = 5e-6;
-    c.check_grad = true;
     cases.push_back(c);
+    // The gradient row on small shapes (finite differences cost two calls per element).
+    Case g = c;
+    g.label = std::string(v.label) + "_grad";
+    g.dtypes = {D::Float64};
+    g.shapes.clear();
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {1, 1, 1}, {5, 3, 2}})
+      g.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
+    g.check_grad = true;
+    cases.push_back(g);
   }
 }
 
