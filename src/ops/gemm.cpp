@@ -4,6 +4,7 @@
 #include "ops/blas.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/reduce.hpp"
 #include "ops/sum_to.hpp"
 #include "util/dispatch.hpp"
 
@@ -27,13 +28,32 @@ std::string number(double v) {
 
 }  // namespace
 
-graph::OpProps Gemm::props() const { return {{"alpha", number(alpha_)}, {"beta", number(beta_)}}; }
+const char* gemm_addend_name(GemmAddend a) {
+  switch (a) {
+    case GemmAddend::Matrix: return "matrix";
+    case GemmAddend::Row: return "row";
+    case GemmAddend::Col: return "col";
+  }
+  return "?";
+}
 
-VarPtr gemm(const VarPtr& c, const VarPtr& a, const VarPtr& b, double alpha, double beta) {
+const char* gemm_act_name(GemmAct a) { return a == GemmAct::Relu ? "relu" : "none"; }
+
+graph::OpProps Gemm::props() const {
+  graph::OpProps p = {{"alpha", number(alpha_)}, {"beta", number(beta_)}};
+  if (epilogue_.addend != GemmAddend::Matrix) p.emplace_back("bias", gemm_addend_name(epilogue_.addend));
+  if (epilogue_.act != GemmAct::None) p.emplace_back("act", gemm_act_name(epilogue_.act));
+  return p;
+}
+
+VarPtr gemm(const VarPtr& c, const VarPtr& a, const VarPtr& b, double alpha, double beta, GemmEpilogue epi) {
   const std::string what = "gemm(" + c->label() + ", " + a->label() + ", " + b->label() + ")";
-  if (a->type.ndim() != 2 || b->type.ndim() != 2 || c->type.ndim() != 2)
-    throw TypeError(what + ": a, b and c must be matrices (" + c->type.str() + ", " + a->type.str() + ", " +
-                    b->type.str() + ")");
+  const int c_rank = epi.addend == GemmAddend::Matrix ? 2 : 1;
+  if (a->type.ndim() != 2 || b->type.ndim() != 2 || c->type.ndim() != c_rank)
+    throw TypeError(what + ": a and b must be matrices and c " +
+                    (c_rank == 2 ? std::string("a matrix") : std::string("a vector (a ") + gemm_addend_name(epi.addend) +
+                                                                 " bias)") +
+                    " (" + c->type.str() + ", " + a->type.str() + ", " + b->type.str() + ")");
   const DType t = c->type.dtype;
   if (a->type.dtype != t || b->type.dtype != t || t == DType::Bool)
     throw TypeError(what + ": operands must share one non-bool dtype (" + c->type.str() + ", " + a->type.str() +
@@ -44,12 +64,34 @@ VarPtr gemm(const VarPtr& c, const VarPtr& a, const VarPtr& b, double alpha, dou
   graph::TensorType prod;
   prod.dtype = t;
   prod.dims = {a->type.dims[0], b->type.dims[1]};
+  graph::TensorType addend = c->type;  // c as the matrix it is added as
+  if (epi.addend == GemmAddend::Row) addend.dims = {1, c->type.dims[0]};
+  if (epi.addend == GemmAddend::Col) addend.dims = {c->type.dims[0], 1};
   graph::TensorType out = c->type;
-  out.dims = graph::broadcast_static_dims({&prod, &c->type}, what);
-  return graph::make_output(std::make_shared<Gemm>(alpha, beta), {c, a, b}, out);
+  out.dims = graph::broadcast_static_dims({&prod, &addend}, what);
+  return graph::make_output(std::make_shared<Gemm>(alpha, beta, epi), {c, a, b}, out);
 }
 
-Shape gemm_output_shape(const Apply& node, const Shape& c, const Shape& a, const Shape& b) {
+Shape gemm_addend_shape(GemmAddend addend, const Shape& c) {
+  if (addend == GemmAddend::Row) return {1, c[0]};
+  if (addend == GemmAddend::Col) return {c[0], 1};
+  return c;
+}
+
+Array gemm_addend_view(GemmAddend addend, const Array& c) {
+  if (addend == GemmAddend::Matrix) return c;
+  const int64_t s = c.strides()[0];
+  if (addend == GemmAddend::Row) return Array(c.buffer(), c.dtype(), {1, c.shape()[0]}, {0, s}, c.offset());
+  return Array(c.buffer(), c.dtype(), {c.shape()[0], 1}, {s, 0}, c.offset());
+}
+
+Shape gemm_output_shape(const Apply& node, const Shape& c_in, const Shape& a, const Shape& b) {
+  const GemmAddend addend = graph::op_as<Gemm>(node.op()).epilogue().addend;
+  if (c_in.size() != (addend == GemmAddend::Matrix ? 2u : 1u) || a.size() != 2 || b.size() != 2)
+    throw ShapeError(node.describe() + ": operands of ranks " + std::to_string(c_in.size()) + ", " +
+                     std::to_string(a.size()) + ", " + std::to_string(b.size()) + " (a " + gemm_addend_name(addend) +
+                     " addend)");
+  const Shape c = gemm_addend_shape(addend, c_in);
   if (a[1] != b[0])
     throw ShapeError(node.describe() + ": inner dimensions differ: " + node.input(1)->label() + " has shape " +
                      shape_str(a) + ", " + node.input(2)->label() + " has shape " + shape_str(b));
@@ -60,7 +102,8 @@ Shape gemm_output_shape(const Apply& node, const Shape& c, const Shape& a, const
     else if (p[d] == 1) out[d] = c[d];
     else
       throw ShapeError(node.describe() + ": the product of shape " + shape_str(p) + " and " + node.input(0)->label() +
-                       " of shape " + shape_str(c) + " cannot be broadcast together");
+                       " of shape " + shape_str(c_in) + " (a " + gemm_addend_name(addend) +
+                       " addend) cannot be broadcast together");
   }
   return out;
 }
@@ -73,7 +116,7 @@ graph::Cost Gemm::cost(const Apply& node, const std::vector<Shape>& input_shapes
   graph::Cost cst = Op::cost(node, input_shapes);
   const Shape &a = input_shapes[1], &b = input_shapes[2];
   const double mn = static_cast<double>(a[0] * b[1]);
-  cst.flops = 2.0 * mn * static_cast<double>(a[1]) + 2.0 * mn;
+  cst.flops = 2.0 * mn * static_cast<double>(a[1]) + (epilogue_.act == GemmAct::None ? 2.0 : 3.0) * mn;
   cst.bytes += mn * static_cast<double>(itemsize(node.input(0)->type.dtype));
   return cst;
 }
@@ -82,9 +125,18 @@ std::vector<VarPtr> Gemm::L_op(const Apply& node, const std::vector<VarPtr>& out
   const VarPtr &c = node.input(0), &a = node.input(1), &b = node.input(2), &gz = output_grads[0];
   if (!gz || !is_float(c->type.dtype)) return {nullptr, nullptr, nullptr};
   auto scaled = [&](const VarPtr& g, double s) { return s == 1 ? g : elemwise(ScalarOpId::Mul, {g, literal(s, false)}); };
+  // Through the activation: relu passes the gradient where its output is positive.
+  VarPtr gpre = gz;
+  if (epilogue_.act == GemmAct::Relu)
+    gpre = elemwise(ScalarOpId::Switch,
+                    {elemwise(ScalarOpId::Gt, {const_cast<Apply&>(node).output(0), literal(0, false)}), gz, literal(0, false)});
   // The product may have been broadcast against c: sum its gradient back to (m, n).
-  VarPtr gp = sum_to(scaled(gz, alpha_), dot(a, b));
-  return {sum_to(scaled(gz, beta_), c), dot(gp, transpose(b)), dot(transpose(a), gp)};
+  VarPtr gp = sum_to(scaled(gpre, alpha_), dot(a, b));
+  VarPtr gc = scaled(gpre, beta_);
+  if (epilogue_.addend == GemmAddend::Row) gc = sum_to(reduce(ReduceKind::Sum, gc, std::vector<int>{0}, false), c);
+  else if (epilogue_.addend == GemmAddend::Col) gc = sum_to(reduce(ReduceKind::Sum, gc, std::vector<int>{1}, false), c);
+  else gc = sum_to(gc, c);
+  return {gc, dot(gp, transpose(b)), dot(transpose(a), gp)};
 }
 
 }  // namespace theon::ops
@@ -94,7 +146,15 @@ namespace theon::ops {
 template <>
 std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Gemm>(PropReader& p) {
   const double alpha = p.number("alpha");
-  return std::make_shared<const Gemm>(alpha, p.number("beta"));
+  const double beta = p.number("beta");
+  GemmEpilogue epi;
+  const std::string bias = p.text("bias", "matrix"), act = p.text("act", "none");
+  if (bias == "row") epi.addend = GemmAddend::Row;
+  else if (bias == "col") epi.addend = GemmAddend::Col;
+  else if (bias != "matrix") throw ValueError("make_op(Gemm): prop 'bias' must be matrix, row or col, not '" + bias + "'");
+  if (act == "relu") epi.act = GemmAct::Relu;
+  else if (act != "none") throw ValueError("make_op(Gemm): prop 'act' must be none or relu, not '" + act + "'");
+  return std::make_shared<const Gemm>(alpha, beta, epi);
 }
 
 }  // namespace theon::ops

@@ -1,39 +1,75 @@
-// Gemm: out = alpha * (a . b) + beta * c, an internal op (not in ops.def) that the specialize
-// pass forms from dot(a, b) + c and alpha * dot(a, b) + beta * c. Inputs (c, a, b): a and b
-// matrices, c a matrix of the same dtype; the product and c broadcast against each other as
-// the elementwise add they replace did (either may have size-1 dims at run time). The CPU
-// backend runs float32 through oneDNN and float64 through CBLAS (gemm_kernel.cpp), integers
-// through an exact loop (wrapping, as NumPy; blas_reference.cpp).
+// Gemm: out = act(alpha * (a . b) + beta * c), an internal op (not in ops.def) that the
+// specialize pass forms from dot(a, b) + c and alpha * dot(a, b) + beta * c, and whose
+// epilogue the gemm_epilogue pass fills in (a bias vector instead of a broadcast matrix, a
+// relu after the add). Inputs (c, a, b): a and b matrices of one dtype; c, per the epilogue's
+// addend:
+// - matrix: a matrix; the product and c broadcast against each other as the elementwise add
+//   they replace did (either may have size-1 dims at run time);
+// - row: a vector of length n (or 1) added to every row of the (m, n) product (a bias);
+// - col: a vector of length m (or 1) added to every column.
+// act is none or relu (relu keeps NaN, as the Relu scalar op). The per-element semantics are
+// gemm_epilogue in ops/scalar/nnet_ops.hpp, shared by the CPU loops and the CUDA kernels.
+// The CPU backend runs float32 through oneDNN and float64 through CBLAS (gemm_kernel.cpp),
+// integers through an exact loop (wrapping, as NumPy; blas_reference.cpp).
 #pragma once
 #include "graph/op.hpp"
 
+#include <cstdint>
+
 namespace theon::ops {
+
+/// How Gemm's c is added to the product.
+enum class GemmAddend : uint8_t { Matrix, Row, Col };
+/// The activation applied after the add.
+enum class GemmAct : uint8_t { None, Relu };
+
+struct GemmEpilogue {
+  GemmAddend addend = GemmAddend::Matrix;
+  GemmAct act = GemmAct::None;
+  bool operator==(const GemmEpilogue&) const = default;
+};
+
+/// "matrix", "row", "col"; "none", "relu".
+const char* gemm_addend_name(GemmAddend a);
+const char* gemm_act_name(GemmAct a);
 
 class Gemm final : public graph::Op {
  public:
-  Gemm(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
+  Gemm(double alpha, double beta, GemmEpilogue epilogue = {}) : alpha_(alpha), beta_(beta), epilogue_(epilogue) {}
   double alpha() const { return alpha_; }
   double beta() const { return beta_; }
+  const GemmEpilogue& epilogue() const { return epilogue_; }
 
   static constexpr graph::OpKind kKind = graph::OpKind::Gemm;
 
   graph::OpKind kind() const override { return kKind; }
+  /// alpha, beta, then bias=row|col and act=relu only when not the defaults (matrix, none).
   graph::OpProps props() const override;
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   graph::Cost cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const override;
-  /// Expressed with dot, sum_to and elementwise builders (float dtypes only).
+  /// Expressed with dot, sum_to, reductions and elementwise builders (float dtypes only).
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
 
  private:
   double alpha_, beta_;
+  GemmEpilogue epilogue_;
 };
 
-/// Builds gemm(c, a, b): a, b and c matrices of one (non-bool) dtype; the output type is the
-/// static broadcast of the product's dims and c's. TypeError/ShapeError name the operands.
-graph::VarPtr gemm(const graph::VarPtr& c, const graph::VarPtr& a, const graph::VarPtr& b, double alpha, double beta);
+/// Builds gemm(c, a, b) with an epilogue: a, b matrices and c (a matrix, or a vector for a
+/// row or col addend) of one (non-bool) dtype; the output type is the static broadcast of
+/// the product's dims and c's (as a (1, n) or (m, 1) matrix for row / col). TypeError and
+/// ShapeError name the operands.
+graph::VarPtr gemm(const graph::VarPtr& c, const graph::VarPtr& a, const graph::VarPtr& b, double alpha, double beta,
+                   GemmEpilogue epilogue = {});
 
-/// Run-time shape of a Gemm node's output (the broadcast of (m, n) and c's shape), checking
-/// the inner dimensions; ShapeError names the node.
+/// c's shape as the matrix it is added as: (1, L) for a row addend of length L, (L, 1) for
+/// a col addend, c's own shape for a matrix.
+Shape gemm_addend_shape(GemmAddend addend, const Shape& c);
+/// c as that matrix: a view (stride 0 along the broadcast dim), no copy.
+Array gemm_addend_view(GemmAddend addend, const Array& c);
+
+/// Run-time shape of a Gemm node's output (the broadcast of (m, n) and c's matrix shape),
+/// checking the inner dimensions and c's rank; ShapeError names the node.
 Shape gemm_output_shape(const graph::Apply& node, const Shape& c, const Shape& a, const Shape& b);
 
 }  // namespace theon::ops

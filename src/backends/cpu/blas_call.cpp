@@ -9,8 +9,47 @@
 #ifdef THEON_HAVE_CBLAS
 #include <cblas.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace theon::backends::cpu {
+
+namespace {
+
+// oneDNN's sgemm runs on omp_get_max_threads() threads. Below this many multiply-adds (about
+// 50 us on one core) a second thread saves little and, on a loaded machine, can cost an OpenMP
+// barrier waiting for a descheduled thread (W2 measured 3-20 ms a call instead of 0.1 ms):
+// such products run on the calling thread only. The setting is the calling thread's own
+// (nthreads-var), restored after the call.
+constexpr int64_t kSerialGemmWork = int64_t(1) << 20;
+
+class SerialIfSmall {
+ public:
+  explicit SerialIfSmall(int64_t work) {
+#ifdef _OPENMP
+    if (work < kSerialGemmWork && !omp_in_parallel()) {
+      saved_ = omp_get_max_threads();
+      if (saved_ > 1) omp_set_num_threads(1);
+      else saved_ = 0;
+    }
+#else
+    (void)work;
+#endif
+  }
+  ~SerialIfSmall() {
+#ifdef _OPENMP
+    if (saved_ > 0) omp_set_num_threads(saved_);
+#endif
+  }
+  SerialIfSmall(const SerialIfSmall&) = delete;
+  SerialIfSmall& operator=(const SerialIfSmall&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
+}  // namespace
 
 bool have_blas(DType t) {
 #if defined(THEON_HAVE_DNNL) || defined(THEON_HAVE_CBLAS)
@@ -39,6 +78,7 @@ void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m,
                const void* a, const void* b, double beta, void* out, const graph::Apply& node) {
   if (t == DType::Float32) {
 #ifdef THEON_HAVE_DNNL
+    const SerialIfSmall serial(m * n * k);
     dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', m, n, k, static_cast<float>(alpha),
                                   static_cast<const float*>(a), oa.ld, static_cast<const float*>(b), ob.ld,
                                   static_cast<float>(beta), static_cast<float*>(out), n);

@@ -6,6 +6,7 @@
 #include "ops/blas.hpp"
 #include "ops/gemm.hpp"
 #include "ops/matmul.hpp"
+#include "ops/scalar/nnet_ops.hpp"
 #include "util/dispatch.hpp"
 
 #include <cstdint>
@@ -38,8 +39,10 @@ void dot_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<A
 void gemm_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   const auto& op = graph::op_as<ops::Gemm>(node.op());
   const double alpha_ = op.alpha(), beta_ = op.beta();
-  const Array &c = inputs[0], &a = inputs[1], &b = inputs[2];
-  const Shape out_shape = ops::gemm_output_shape(node, c.shape(), a.shape(), b.shape());
+  const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
+  const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
+  const Array &a = inputs[1], &b = inputs[2];
+  const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
   const int64_t m = a.shape()[0], n = b.shape()[1], k = a.shape()[1];
   const int64_t a_rs = a.strides()[0], a_cs = a.strides()[1], b_rs = b.strides()[0], b_cs = b.strides()[1];
   const int64_t c_rs = c.shape()[0] == 1 ? 0 : c.strides()[0], c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
@@ -60,7 +63,12 @@ void gemm_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
         const int64_t pi = m == 1 ? 0 : i, pj = n == 1 ? 0 : j;
         Acc acc = 0;
         for (int64_t p = 0; p < k; ++p) acc += Acc(pa[pi * a_rs + p * a_cs]) * Acc(pb[p * b_rs + pj * b_cs]);
-        po[i * o_rs + j * o_cs] = static_cast<T>(al * acc + be * Acc(pc[i * c_rs + j * c_cs]));
+        if constexpr (fp) {
+          po[i * o_rs + j * o_cs] = static_cast<T>(nnet::gemm_epilogue<double>(al * acc, be * Acc(pc[i * c_rs + j * c_cs]), act));
+        } else {
+          const T v = static_cast<T>(al * acc + be * Acc(pc[i * c_rs + j * c_cs]));
+          po[i * o_rs + j * o_cs] = act == 1 ? theon::scalar::Relu()(v) : v;
+        }
       }
   });
 }

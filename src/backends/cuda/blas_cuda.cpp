@@ -21,10 +21,12 @@
 // and a truncating store: exactly the CPU reference's NumPy wrap-around. Each thread sums
 // its k in order, so results never depend on the launch shape.
 //
-// Gemm broadcasts c into the output (copy_strided) and lets cuBLAS add alpha * a.b with
-// beta; when the product itself broadcasts (m or n is 1 against a larger c), k == 0, or
-// alpha or beta is 0 (cuBLAS would skip the operand, losing NaN * 0), the product goes to a
-// temporary and one elementwise kernel forms alpha * p + beta * c in double.
+// Gemm broadcasts c (a matrix, or a row / col bias vector viewed as one) into the output
+// (copy_strided) and lets cuBLAS add alpha * a.b with beta; with a relu epilogue, when the
+// product itself broadcasts (m or n is 1 against a larger c), k == 0, or alpha or beta is 0
+// (cuBLAS would skip the operand, losing NaN * 0), the product goes to a temporary and one
+// NVRTC elementwise kernel forms act(alpha * p + beta * c) in double (nnet::gemm_epilogue,
+// ops/scalar/nnet_ops.hpp, the CPU's definition). Integer Gemm applies relu at its store.
 //
 // Size 0: empty outputs do nothing; k == 0 gives zeros (beta * c for Gemm). No op here has
 // data-dependent errors, so nothing is checked on the device.
@@ -42,6 +44,10 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+
+namespace theon::detail {
+extern const char* const kNnetOpsHeader;  // ops/scalar/nnet_ops.hpp, embedded at build time (CMakeLists.txt)
+}  // namespace theon::detail
 
 namespace theon::backends::cuda {
 namespace {
@@ -77,21 +83,31 @@ extern "C" __global__ void theon_blas_batch_pointers(const char* a, const char* 
 
 std::string epilogue_kernel_name(DType t) { return std::string("theon_gemm_epilogue_") + dtype_tag(t); }
 
-// Gemm's general case: out(rows, cols) = alpha * p + beta * c, p and c read through strides
-// (0 where they broadcast); p == nullptr means an empty product (k == 0). Computed in double
-// like the CPU reference, then rounded once.
+// The shared per-element definitions (ops/scalar/nnet_ops.hpp, embedded at build time).
+const std::string& nnet_ops_text() {
+  static const std::string text = [] {
+    std::string t = detail::kNnetOpsHeader;
+    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
+    return t;
+  }();
+  return text;
+}
+
+// Gemm's general case: out(rows, cols) = act(alpha * p + beta * c), p and c read through
+// strides (0 where they broadcast); p == nullptr means an empty product (k == 0); act 1 is
+// relu. Computed in double like the CPU reference, then rounded once.
 KernelSource epilogue_source(DType t) {
   const std::string name = epilogue_kernel_name(t);
   const std::string ty = cuda_type(t);
-  std::string code = "extern \"C\" __global__ void " + name + "(const " + ty + "* __restrict__ p, const " + ty +
+  std::string code = "#include \"theon_device.cuh\"\n" + nnet_ops_text() + "extern \"C\" __global__ void " + name + "(const " + ty + "* __restrict__ p, const " + ty +
                      "* __restrict__ c, " + ty +
                      "* __restrict__ out, long long rows, long long cols, long long p_rs, long long p_cs,\n"
-                     "    long long c_rs, long long c_cs, double alpha, double beta) {\n"
+                     "    long long c_rs, long long c_cs, double alpha, double beta, int act) {\n"
                      "  const long long n = rows * cols, step = (long long)gridDim.x * blockDim.x;\n"
                      "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {\n"
                      "    const long long r = i / cols, k = i - r * cols;\n"
                      "    const double prod = p ? (double)p[r * p_rs + k * p_cs] : 0.0;\n"
-                     "    out[i] = (" + ty + ")(alpha * prod + beta * (double)c[r * c_rs + k * c_cs]);\n"
+                     "    out[i] = (" + ty + ")theon::nnet::gemm_epilogue<double>(alpha * prod, beta * (double)c[r * c_rs + k * c_cs], act);\n"
                      "  }\n"
                      "}\n";
   return {"gemm_epilogue_" + std::string(dtype_tag(t)), code, {name}};
@@ -119,7 +135,8 @@ extern "C" __global__ void __launch_bounds__(256) KERNEL_NAME(
     const elem_t* __restrict__ a, const elem_t* __restrict__ b, const elem_t* __restrict__ c,
     elem_t* __restrict__ out, long long M, long long N, long long K,
     long long a_rs, long long a_cs, long long b_rs, long long b_cs, long long c_rs, long long c_cs,
-    long long batch, int batch_rank, TheonShape bshape, TheonStrides a_bs, TheonStrides b_bs, u64 alpha, u64 beta) {
+    long long batch, int batch_rank, TheonShape bshape, TheonStrides a_bs, TheonStrides b_bs, u64 alpha, u64 beta,
+    int act) {
   __shared__ long long As[TK][TM + 1];  // (k, row): the compute loop reads a column of it
   __shared__ long long Bs[TK][TN];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
@@ -181,7 +198,8 @@ extern "C" __global__ void __launch_bounds__(256) KERNEL_NAME(
             if (i >= M || j >= N) continue;
             u64 v = acc[r][s];
             if (c) v = alpha * v + beta * (u64)(long long)c[i * c_rs + j * c_cs];
-            O[i * N + j] = (elem_t)v;
+            const elem_t e = (elem_t)v;
+            O[i * N + j] = act == 1 && !(e > (elem_t)0) ? (elem_t)0 : e;  // relu epilogue (Gemm)
           }
       }
   }
@@ -367,6 +385,7 @@ struct IntLaunch {
   int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0, c_rs = 0, c_cs = 0;
   BatchLayout batch = {};
   uint64_t alpha = 1, beta = 0;
+  int act = 0;  // Gemm's relu epilogue: 1
 };
 
 void int_matmul(const Ctx& ctx, DType t, const IntLaunch& p) {
@@ -391,8 +410,9 @@ void int_matmul(const Ctx& ctx, DType t, const IntLaunch& p) {
             c_cs = p.c_cs, batch = p.batch.count();
   int batch_rank = rank;
   unsigned long long alpha = p.alpha, beta = p.beta;
+  int act = p.act;
   void* args[] = {&a, &b, &c, &out, &M, &N, &K, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs, &batch, &batch_rank, &bshape, &sa, &sb,
-                  &alpha, &beta};
+                  &alpha, &beta, &act};
   const int64_t tiles_m = (p.M + kIntTile - 1) / kIntTile, tiles_n = (p.N + kIntTile - 1) / kIntTile;
   // Every tile its own block up to the grid limits (the loops stride past them).
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles_n, 1 << 20)), static_cast<unsigned>(std::min<int64_t>(tiles_m, 65535)),
@@ -550,7 +570,8 @@ std::pair<int64_t, int64_t> addend_strides(const Array& c) {
 // adds alpha * a.b. Only when the product fills the output, k > 0, and alpha, beta are
 // non-zero (cuBLAS skips an operand scaled by 0, losing NaN * 0 = NaN).
 bool gemm_fast_path(const ops::Gemm& op, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
-  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && op.beta() != 0;
+  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && op.beta() != 0 &&
+         op.epilogue().act == ops::GemmAct::None;
 }
 
 class GemmKernel final : public CudaKernel {
@@ -561,7 +582,8 @@ class GemmKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array &c = inputs[0], &a = inputs[1], &b = inputs[2];
+    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
+    const Array &a = inputs[1], &b = inputs[2];
     const DType t = a.dtype();
     std::vector<KernelSource> out;
     if (!is_blas_float(t)) {
@@ -569,7 +591,7 @@ class GemmKernel final : public CudaKernel {
       return out;
     }
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    const Shape out_shape = ops::gemm_output_shape(node, c.shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     add_operand_copy(out, a, as_cublas(m, k, a.strides()[0], a.strides()[1]).ok);
     add_operand_copy(out, b, as_cublas(k, n, b.strides()[0], b.strides()[1]).ok);
     if (gemm_fast_path(op, out_shape, m, n, k)) {
@@ -583,13 +605,14 @@ class GemmKernel final : public CudaKernel {
   void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array& c = inputs[0];
+    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
     Array a = inputs[1], b = inputs[2];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
     const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
-    const Shape out_shape = ops::gemm_output_shape(node, c.shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
     if (out.size() == 0) return;
     const auto [c_rs, c_cs] = addend_strides(c);
     const DType t = a.dtype();
@@ -601,7 +624,7 @@ class GemmKernel final : public CudaKernel {
                                  .a_cs = a.strides()[1], .b_rs = b.strides()[0], .b_cs = n == 1 ? 0 : b.strides()[1],
                                  .c_rs = c_rs, .c_cs = c_cs,
                                  .alpha = static_cast<uint64_t>(static_cast<int64_t>(op.alpha())),
-                                 .beta = static_cast<uint64_t>(static_cast<int64_t>(op.beta()))});
+                                 .beta = static_cast<uint64_t>(static_cast<int64_t>(op.beta())), .act = act});
     }
     CuOperand oa = as_cublas(m, k, a.strides()[0], a.strides()[1]);
     if (!oa.ok) {
@@ -633,7 +656,8 @@ class GemmKernel final : public CudaKernel {
     long long rows = out_shape[0], cols = out_shape[1], p_rs = m == 1 ? 0 : n, p_cs = n == 1 ? 0 : 1, crs = c_rs,
               ccs = c_cs;
     double alpha = op.alpha(), beta = op.beta();
-    void* args[] = {&pp, &pc, &po, &rows, &cols, &p_rs, &p_cs, &crs, &ccs, &alpha, &beta};
+    int actv = act;
+    void* args[] = {&pp, &pc, &po, &rows, &cols, &p_rs, &p_cs, &crs, &ccs, &alpha, &beta, &actv};
     constexpr unsigned kBlock = 256;
     launch(kern, dim3(grid_for(out.size(), kBlock, dev)), dim3(kBlock), args, 0, ctx.stream, ctx.what());
   }

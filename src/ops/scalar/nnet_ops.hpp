@@ -32,6 +32,17 @@ THEON_HD double crossentropy(double p_label) { return -std::log(p_label); }
 /// Its gradient at the label: -gz / p[label] (0 elsewhere).
 THEON_HD double crossentropy_grad(double gz, double p_label) { return -gz / p_label; }
 
+/// Gemm's epilogue at one element (ops/gemm.hpp): the scaled product plus the scaled addend,
+/// then the activation (act 1: relu, which keeps NaN and maps -0 to +0, as the Relu scalar
+/// op; 0: none). T is double in the reference loops and the CUDA kernel (one rounding to the
+/// output type after); the CPU fast path uses T = float when the addend is unscaled, where
+/// the float add rounds exactly as the double add then the cast would.
+template <class T>
+THEON_HD T gemm_epilogue(T scaled_prod, T scaled_addend, int act) {
+  const T v = scaled_prod + scaled_addend;
+  return act == 1 && !(v > T(0)) && v == v ? T(0) : v;
+}
+
 /// Whether a class index (label, one_hot index) is in range.
 THEON_HD bool label_ok(long long label, long long classes) { return label >= 0 && label < classes; }
 

@@ -34,6 +34,9 @@ bool specialize_pass(graph::FunctionGraph& fgraph);
 /// relu's gradient mask read relu's output so the fold happens in training graphs. Tags
 /// fast_run, conv_epilogue.
 bool conv_epilogue_pass(graph::FunctionGraph& fgraph);
+/// Gemm epilogues: a broadcast bias vector and a following relu folded into the Gemm
+/// (gemm_epilogue.cpp). Tags fast_run, specialize, gemm_epilogue.
+bool gemm_epilogue_pass(graph::FunctionGraph& fgraph);
 
 /// Replaces nodes whose output 0 may overwrite an input buffer that nothing reads afterwards
 /// by their op's inplace variant (Op::inplace_variant; inplace.cpp documents the exact rule).

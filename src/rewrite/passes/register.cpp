@@ -29,6 +29,7 @@ void register_standard_passes() {
         {"canonicalize", {"fast_run", "canonicalize"}, 10, any_target(canonicalize_pass)},
         {"specialize", {"fast_run", "specialize"}, 40, any_target(specialize_pass)},
         {"conv_epilogue", {"fast_run", "conv_epilogue"}, 45, any_target(conv_epilogue_pass)},
+        {"gemm_epilogue", {"fast_run", "specialize", "gemm_epilogue"}, 46, any_target(gemm_epilogue_pass)},
         {"fusion", {"fast_run", "fusion"}, 50, [](graph::FunctionGraph& g, const Target& t) { return fusion_pass(g, t); }},
         {"inplace", {"fast_run", "inplace"}, 90, any_target(inplace_pass)},
         {"merge_again", {"fast_run", "fast_compile", "merge"}, 100, any_target(merge_pass)},

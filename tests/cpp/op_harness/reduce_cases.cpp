@@ -131,6 +131,89 @@ void add_reduce_cases(std::vector<Case>& cases) {
   add_cumulative_cases(cases, "cumprod", true);
 }
 
+namespace {
+
+// Dense layers: dot(x, W) + bias (+ relu), which specialize and gemm_epilogue turn into one
+// Gemm with an epilogue (a row or col bias vector, a matrix addend, relu; ops/gemm.hpp). The
+// shapes cover the reference loop (small), the BLAS path with the vectorised epilogue
+// (m * n * k > 16384), a row wider than the CPU's bias tile (n > 512), size-0 and size-1
+// dims; the harness adds transposed and strided inputs. Each variant has a gradient row on
+// small shapes (`_grad`).
+enum class DenseBias { Row, Col, Matrix };
+
+Ref ref_dense(const std::vector<Ref>& r, DenseBias bias, double alpha, double beta, bool relu) {
+  const Ref &x = r[0], &w = r[1], &c = r[2];
+  const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[1];
+  Ref out;
+  out.dtype = x.dtype;
+  out.shape = {m, n};
+  out.v.assign(m * n, 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += x.v[i * k + p] * w.v[p * n + j];
+      const double cv = bias == DenseBias::Row ? c.v[j] : bias == DenseBias::Col ? c.v[i] : c.v[i * n + j];
+      double v = to_dtype(alpha * s + beta * cv, out.dtype);
+      if (relu && !(v > 0) && v == v) v = 0;
+      out.v[i * n + j] = v;
+    }
+  return out;
+}
+
+void add_dense_cases(std::vector<Case>& cases) {
+  struct Variant {
+    const char* label;
+    DenseBias bias;
+    double alpha, beta;
+    bool relu, maximum_form, ints;
+  };
+  const Variant variants[] = {
+      {"dense_bias", DenseBias::Row, 1, 1, false, false, false},
+      {"dense_bias_relu", DenseBias::Row, 1, 1, true, false, true},
+      {"dense_bias_maximum0", DenseBias::Row, 1, 1, true, true, false},
+      {"dense_scaled_bias_relu", DenseBias::Row, 2, -0.5, true, false, false},
+      {"dense_col_bias_relu", DenseBias::Col, 1, 1, true, false, false},
+      {"dense_matrix_relu", DenseBias::Matrix, 1, 1, true, false, false},
+  };
+  for (const Variant& v : variants) {
+    Case c;
+    c.op = "dot";
+    c.label = v.label;
+    c.dtypes = {D::Float32, D::Float64};
+    if (v.ints) c.dtypes.push_back(D::Int32);
+    auto bias_shape = [&](int64_t m, int64_t n) -> Shape {
+      return v.bias == DenseBias::Row ? Shape{n} : v.bias == DenseBias::Col ? Shape{m} : Shape{m, n};
+    };
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {40, 30, 20}, {257, 10, 5}, {2, 30, 600},
+                           {0, 4, 5}, {3, 0, 5}, {3, 4, 0}, {1, 1, 1}, {1, 40, 600}, {33, 64, 1}})
+      c.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
+    c.domain = Domain::Unit;
+    c.build = [v](const std::vector<Var>& in) {
+      Var b = v.bias == DenseBias::Col ? in[2].dimshuffle({0, -1}) : in[2];
+      Var y = tensor::dot(in[0], in[1]);
+      if (v.alpha != 1) y = v.alpha * y;
+      y = y + (v.beta != 1 ? v.beta * b : b);
+      if (v.relu) y = v.maximum_form ? tensor::maximum(y, literal(0.0, false)) : tensor::relu(y);
+      return y;
+    };
+    c.reference = [v](const std::vector<Ref>& r) { return ref_dense(r, v.bias, v.alpha, v.beta, v.relu); };
+    c.rtol32 = 5e-5;
+    c.atol32 = 5e-6;
+    cases.push_back(c);
+    // The gradient row on small shapes (finite differences cost two calls per element).
+    Case g = c;
+    g.label = std::string(v.label) + "_grad";
+    g.dtypes = {D::Float64};
+    g.shapes.clear();
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {1, 1, 1}, {5, 3, 2}})
+      g.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
+    g.check_grad = true;
+    cases.push_back(g);
+  }
+}
+
+}  // namespace
+
 void add_blas_cases(std::vector<Case>& cases) {
   Case c;
   c.op = "dot";
@@ -158,6 +241,8 @@ void add_blas_cases(std::vector<Case>& cases) {
   c.rtol32 = 5e-5;
   c.atol32 = 5e-6;
   cases.push_back(c);
+
+  add_dense_cases(cases);
 
   Case ds;
   ds.op = "dimshuffle";

@@ -69,9 +69,12 @@ Probe dot_probe(DType t, Array a, Array b) {
 Probe matmul_probe(DType t, Array a, Array b) {
   return {ops::matmul(input(t, a.ndim()), input(t, b.ndim())), {std::move(a), std::move(b)}};
 }
-Probe gemm_probe(DType t, Array c, Array a, Array b, double alpha = 1, double beta = 1) {
-  return {ops::gemm(input(t, 2), input(t, 2), input(t, 2), alpha, beta), {std::move(c), std::move(a), std::move(b)}};
+Probe gemm_probe(DType t, Array c, Array a, Array b, double alpha = 1, double beta = 1, ops::GemmEpilogue epi = {}) {
+  return {ops::gemm(input(t, c.ndim()), input(t, 2), input(t, 2), alpha, beta, epi),
+          {std::move(c), std::move(a), std::move(b)}};
 }
+const ops::GemmEpilogue kRowBias = {ops::GemmAddend::Row, ops::GemmAct::None};
+const ops::GemmEpilogue kRowBiasRelu = {ops::GemmAddend::Row, ops::GemmAct::Relu};
 
 const DType kFloats[] = {DType::Float32, DType::Float64};
 const DType kInts[] = {DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8};
@@ -147,6 +150,16 @@ TEST(BlasCudaCodegen, GemmPathsFollowTheBroadcastAndScalars) {
             (std::set<std::string>{"gemm_epilogue_f32"}));
   EXPECT_EQ(names(gemm_probe(t, placeholder(t, {6, 7}), a, b, 2.0, 0.0).sources()),
             (std::set<std::string>{"gemm_epilogue_f32"}));
+  // A row bias vector without relu: viewed as a (1, n) matrix, the same broadcast copy.
+  EXPECT_EQ(names(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBias).sources()),
+            copy_of(placeholder(t, {1, 7}, {0, 1}), {6, 7}));
+  // With relu: cuBLAS into a temporary, then the epilogue kernel (bias + relu) in one pass.
+  EXPECT_EQ(names(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBiasRelu).sources()),
+            (std::set<std::string>{"gemm_epilogue_f32"}));
+  EXPECT_EQ(names(gemm_probe(t, placeholder(t, {6, 7}), a, b, 1, 1, {ops::GemmAddend::Matrix, ops::GemmAct::Relu}).sources()),
+            (std::set<std::string>{"gemm_epilogue_f32"}));
+  // The epilogue never makes placement fall back.
+  EXPECT_TRUE(backend().supports(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBiasRelu).node()).ok);
   // Integers: the tiled kernel with its epilogue, whatever the layout.
   EXPECT_EQ(names(gemm_probe(DType::Int64, placeholder(DType::Int64, {1, 7}), placeholder(DType::Int64, {6, 5}),
                              placeholder(DType::Int64, {5, 7}, {1, 5}))
@@ -191,6 +204,7 @@ TEST(BlasCudaCodegen, EverySourceCompilesForSm90) {
     add(matmul_probe(t, placeholder(t, {2, 2, 3, 6, 5}, {360, 180, 60, 2, 12}), placeholder(t, {5, 7}, {1, 10})).sources());
     add(gemm_probe(t, placeholder(t, {1, 7}), placeholder(t, {6, 5}), placeholder(t, {5, 7})).sources());
     add(gemm_probe(t, placeholder(t, {6, 7}), placeholder(t, {1, 5}), placeholder(t, {5, 7})).sources());
+    add(gemm_probe(t, placeholder(t, {7}), placeholder(t, {6, 5}), placeholder(t, {5, 7}), 1, 1, kRowBiasRelu).sources());
   }
   for (DType t : kInts) {
     add(dot_probe(t, placeholder(t, {6, 5}), placeholder(t, {5, 7})).sources());

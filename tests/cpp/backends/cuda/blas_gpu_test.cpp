@@ -189,6 +189,31 @@ TEST_F(BlasGpu, GemmFromDotPlusBiasAndScaledSums) {
   }
 }
 
+// Gemm epilogues (bias vector, relu; the gemm_epilogue pass) on the device, never falling
+// back: row and col bias with and without relu, a matrix addend with relu, integer relu.
+TEST_F(BlasGpu, GemmEpiloguesBiasAndRelu) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const double tol = t == DType::Float32 ? 1e-4 : 1e-12;
+    Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w"), c = var_of(t, 2, "c"), bvec = var_of(t, 1, "b");
+    Array xv = uniform({33, 20}, t, 31), wv = uniform({20, 17}, t, 32), cv = uniform({33, 17}, t, 33),
+          bv = uniform({17}, t, 34), colv = uniform({33}, t, 35);
+    compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {xv, wv, bv}, "Gemm", tol, tol);
+    compare({x, w, bvec}, tensor::relu(2.0 * tensor::dot(x, w) - 0.5 * bvec), {xv, wv, bv}, "Gemm", tol, tol);
+    compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec.dimshuffle({0, -1})), {xv, uniform({20, 33}, t, 36), colv},
+            "Gemm", tol, tol);
+    compare({x, w, c}, tensor::relu(tensor::dot(x, w) + c), {xv, wv, cv}, "Gemm", tol, tol);
+    // Size-0 rows and k == 0.
+    compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {uniform({0, 20}, t, 37), wv, bv}, "Gemm", tol, tol);
+    compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {uniform({33, 0}, t, 38), uniform({0, 17}, t, 39), bv},
+            "Gemm", tol, tol);
+  }
+  const DType t = DType::Int32;
+  Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w"), bvec = var_of(t, 1, "b");
+  compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {big_ints({70, 33}, t, 40), big_ints({33, 13}, t, 41),
+                                                                  big_ints({13}, t, 42)}, "Gemm");
+}
+
 // float32 stays IEEE FP32 unless allow_tf32. On a k = 1024 product of values in (-1, 1)
 // (sums ~10), FP32 rounding leaves ~1e-5 (worst ~1e-4) against a float64 reference; TF32's
 // 10-bit mantissa inputs leave ~5e-3.

@@ -1,0 +1,121 @@
+// gemm_epilogue: folds the elementwise tail of a Gemm (made by specialize) into its epilogue
+// (ops/gemm.hpp), so a dense layer relu(dot(x, W) + b) is one node and one pass over the output:
+// - gemm(dimshuffle{x,0}(v), a, b) -> gemm with a row bias v (no broadcast matrix node);
+//   dimshuffle{0,x}(v) -> a col bias;
+// - relu(gemm(...)) -> gemm with act=relu, when the Gemm's output feeds nothing else
+//   (maximum(g, 0) is relu after canonicalize);
+// - in a training graph relu's gradient reads the pre-activation (switch(g > 0, gz, 0)),
+//   which would keep g alive: g > 0 where relu(g) exists becomes relu(g) > 0 (the same truth
+//   value everywhere, NaN included: both false), so the Gemm's output has relu as its only
+//   client and the fold above fires.
+//
+// A table of named rules run by LocalRewriter until nothing changes (a few sweeps: the mask
+// rule frees the Gemm's output for the relu rule of the next sweep). Runs after specialize
+// (which makes the Gemm) and before fusion (which would hide relu inside a Composite).
+#include "graph/op.hpp"
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/gemm.hpp"
+#include "rewrite/local_rewrite.hpp"
+#include "rewrite/passes/passes.hpp"
+#include "util/dispatch.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace theon::rewrite {
+namespace {
+
+using graph::Apply;
+using graph::VarPtr;
+using ops::ScalarOpId;
+
+bool elemwise_is(const Apply& node, ScalarOpId id) {
+  return node.op().kind() == graph::OpKind::Elemwise && static_cast<const ops::Elemwise&>(node.op()).scalar() == id;
+}
+
+/// Used only by one node of the graph (and not a graph output)?
+bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
+  if (fg.clients(v.get()).size() != 1) return false;
+  return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
+}
+
+/// A size-1 constant (looking through DimShuffle) equal to zero?
+bool is_zero_constant(const VarPtr& v) {
+  const graph::Variable* p = v.get();
+  while (p->owner && p->owner->op().kind() == graph::OpKind::DimShuffle) p = p->owner->input(0).get();
+  if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return false;
+  const Array& c = p->constant;
+  return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]) == 0.0; });
+}
+
+const ops::Gemm* gemm_of(const VarPtr& v) {
+  if (!v->owner || v->owner->op().kind() != graph::OpKind::Gemm) return nullptr;
+  return &static_cast<const ops::Gemm&>(v->owner->op());
+}
+
+/// gemm(dimshuffle{x,0}(v), a, b) -> gemm(v, a, b) with a row bias (col for {0,x}).
+VarPtr bias_vector(graph::FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const ops::Gemm&>(node.op());
+  if (op.epilogue().addend != ops::GemmAddend::Matrix) return nullptr;
+  const VarPtr& c = node.input(0);
+  if (!c->owner || c->owner->op().kind() != graph::OpKind::DimShuffle) return nullptr;
+  const auto& ds = static_cast<const ops::DimShuffle&>(c->owner->op());
+  const VarPtr& v = c->owner->input(0);
+  if (v->type.ndim() != 1) return nullptr;
+  ops::GemmEpilogue epi = op.epilogue();
+  if (ds.pattern() == std::vector<int>{-1, 0}) epi.addend = ops::GemmAddend::Row;
+  else if (ds.pattern() == std::vector<int>{0, -1}) epi.addend = ops::GemmAddend::Col;
+  else return nullptr;
+  VarPtr g = ops::gemm(v, node.input(1), node.input(2), op.alpha(), op.beta(), epi);
+  return g->type == node.output_raw(0)->type ? g : nullptr;
+}
+
+/// relu(gemm(...)) -> gemm(...) with act=relu, the Gemm's output used only by the relu.
+VarPtr relu_into_gemm(graph::FunctionGraph& fg, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Relu)) return nullptr;
+  const VarPtr& g = node.input(0);
+  const ops::Gemm* op = gemm_of(g);
+  if (!op || op->epilogue().act != ops::GemmAct::None || !single_use(fg, g)) return nullptr;
+  ops::GemmEpilogue epi = op->epilogue();
+  epi.act = ops::GemmAct::Relu;
+  const Apply& gn = *g->owner;
+  VarPtr r = ops::gemm(gn.input(0), gn.input(1), gn.input(2), op->alpha(), op->beta(), epi);
+  return r->type == node.output_raw(0)->type ? r : nullptr;
+}
+
+/// g > 0 -> relu(g) > 0 for a Gemm output g that also feeds relu(g) (relu's gradient).
+VarPtr relu_mask_from_output(graph::FunctionGraph& fg, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Gt) || !is_zero_constant(node.input(1))) return nullptr;
+  const VarPtr& g = node.input(0);
+  const ops::Gemm* op = gemm_of(g);
+  if (!op || op->epilogue().act != ops::GemmAct::None) return nullptr;
+  for (const auto& [client, idx] : fg.clients(g.get())) {
+    if (client == &node || !elemwise_is(*client, ScalarOpId::Relu)) continue;
+    const VarPtr r = client->output(0);
+    if (r->type != g->type) continue;
+    VarPtr m = ops::elemwise(ScalarOpId::Gt, {r, node.input(1)});
+    return m->type == node.output_raw(0)->type ? m : nullptr;
+  }
+  return nullptr;
+}
+
+const LocalRewriter& rewriter() {
+  using K = graph::OpKind;
+  static const LocalRewriter r(
+      "gemm_epilogue",
+      {
+          // {name, the kinds it triggers on, the rewrite}: one row per rewrite
+          {"gemm_bias_vector", {K::Gemm}, on_output0(bias_vector)},
+          {"gemm_relu_mask_from_output", {K::Elemwise}, on_output0(relu_mask_from_output)},
+          {"gemm_relu_epilogue", {K::Elemwise}, on_output0(relu_into_gemm)},
+      },
+      /*max_sweeps=*/4);
+  return r;
+}
+
+}  // namespace
+
+bool gemm_epilogue_pass(graph::FunctionGraph& fgraph) { return rewriter().run(fgraph).changed; }
+
+}  // namespace theon::rewrite

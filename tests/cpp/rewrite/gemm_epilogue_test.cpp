@@ -1,0 +1,160 @@
+// gemm_epilogue: a broadcast bias vector and a following relu fold into the Gemm that
+// specialize made; in a training graph relu's gradient mask is rewritten to read relu's output
+// so the fold still fires. Optimized results equal mode=none's.
+#include <theon/theon.hpp>
+
+#include "graph/function_graph.hpp"
+#include "graph/print.hpp"
+#include "ops/gemm.hpp"
+#include "rewrite/passes/passes.hpp"
+
+#include "text_count.hpp"
+
+#include <gtest/gtest.h>
+
+namespace theon {
+namespace {
+
+using theon::testing::count;
+
+// Compiles `outs` in fast_run and none, compares every output on `values`, and returns the
+// fast_run program's debugprint.
+std::string expect_same(const std::vector<Var>& inputs, const std::vector<Var>& outs, const std::vector<Array>& values) {
+  Function opt = function(inputs, outs, {.mode = "fast_run"});
+  Function ref = function(inputs, outs, {.mode = "none"});
+  std::vector<Array> a = opt(values), b = ref(values);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const DType t = a[i].dtype();
+    const double tol = t == DType::Float32 ? 2e-5 : 1e-12;
+    EXPECT_TRUE(allclose(a[i], b[i], tol, tol)) << "output " << i << " fast_run:\n" << a[i] << "\nnone:\n" << b[i];
+  }
+  return debugprint(opt);
+}
+
+TEST(GemmEpilogue, BiasAndReluFoldIntoOneGemm) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Var x = tensor::matrix("x", t), w = tensor::matrix("w", t), b = tensor::vector("b", t);
+    const std::vector<Array> vals = {Array::randn({300, 10}, 1, t), Array::randn({10, 5}, 2, t), Array::randn({5}, 3, t)};
+    std::string p = expect_same({x, w, b}, {tensor::dot(x, w) + b}, vals);
+    EXPECT_EQ(count(p, "Gemm{alpha=1, beta=1, bias=row}"), 1u) << p;
+    EXPECT_EQ(count(p, "DimShuffle"), 0u) << p;
+    p = expect_same({x, w, b}, {tensor::relu(tensor::dot(x, w) + b)}, vals);
+    EXPECT_EQ(count(p, "Gemm{alpha=1, beta=1, bias=row, act=relu}"), 1u) << p;
+    EXPECT_EQ(count(p, "relu"), 1u) << p;  // only inside the Gemm's props
+    // maximum(y, 0) is relu after canonicalize; log(exp(r)) is r.
+    p = expect_same({x, w, b}, {tensor::log(tensor::exp(tensor::maximum(tensor::dot(x, w) + b, literal(0.0, false))))},
+                    vals);
+    EXPECT_EQ(count(p, "act=relu"), 1u) << p;
+    EXPECT_EQ(count(p, "Elemwise"), 0u) << p;
+    // A column bias.
+    Var c = tensor::vector("c", t);
+    p = expect_same({x, w, c}, {tensor::relu(tensor::dot(x, w) + c.dimshuffle({0, -1}))},
+                    {vals[0], vals[1], Array::randn({300}, 4, t)});
+    EXPECT_EQ(count(p, "bias=col, act=relu"), 1u) << p;
+  }
+}
+
+TEST(GemmEpilogue, DoesNotFoldWhenThePreActivationHasAnotherClient) {
+  Var x = tensor::matrix("x"), w = tensor::matrix("w"), b = tensor::vector("b");
+  Var z = tensor::dot(x, w) + b;
+  const std::vector<Array> vals = {Array::randn({64, 30}, 1), Array::randn({30, 20}, 2), Array::randn({20}, 3)};
+  // z is an output too: the relu stays a separate node (the bias still folds).
+  std::string p = expect_same({x, w, b}, {tensor::relu(z), z}, vals);
+  EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+  EXPECT_GE(count(p, "bias=row"), 1u) << p;  // (printed once per output that reads it)
+  // z feeds an exp too.
+  p = expect_same({x, w, b}, {tensor::relu(z) + tensor::exp(z)}, vals);
+  EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+  // A plain product with relu and no add is not a Gemm at all.
+  p = expect_same({x, w}, {tensor::relu(tensor::dot(x, w))}, {vals[0], vals[1]});
+  EXPECT_EQ(count(p, "Gemm"), 0u) << p;
+}
+
+TEST(GemmEpilogue, FiresInATrainingGraph) {
+  // Static shapes: the add's gradient sum_to(gz, dot(x, w)) is then a no-op, so the product
+  // feeds only the add and specialize forms the Gemm (with unknown dims sum_to keeps reading
+  // the product's shape and no Gemm is formed, epilogue or not).
+  const DType t = DType::Float64;
+  Var x = tensor::tensor(t, {200, 10}, "x"), y = tensor::tensor(t, {200, 5}, "y");
+  Var w = tensor::tensor(t, {10, 5}, "w"), b = tensor::tensor(t, {5}, "b");
+  Var h = tensor::relu(tensor::dot(x, w) + b);
+  Var loss = tensor::sum(tensor::sqr(h - y));
+  std::vector<Var> g = grad(loss, {w, b});
+  const std::vector<Array> vals = {Array::randn({200, 10}, 3, t), Array::randn({200, 5}, 4, t),
+                                   Array::randn({10, 5}, 1, t), Array::randn({5}, 2, t)};
+  std::string p = expect_same({x, y, w, b}, {loss, g[0], g[1]}, vals);
+  EXPECT_GE(count(p, "Gemm{alpha=1, beta=1, bias=row, act=relu}"), 1u) << p;
+  EXPECT_EQ(count(p, "Elemwise{relu}"), 0u) << p;
+  // Without the mask rewrite the pre-activation keeps a second client and relu stays apart.
+  const std::string saved = config().optimizer_excluding;
+  config().optimizer_excluding = "gemm_epilogue";
+  p = debugprint(function({x, y, w, b}, {loss, g[0], g[1]}, {.mode = "fast_run"}));
+  config().optimizer_excluding = saved;
+  EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+}
+
+TEST(GemmEpilogue, GradientOfTheFusedGemmMatchesFiniteDifferences) {
+  using ops::GemmAct;
+  using ops::GemmAddend;
+  for (GemmAddend addend : {GemmAddend::Row, GemmAddend::Col, GemmAddend::Matrix}) {
+    auto fn = [addend](const std::vector<Var>& v) {
+      return Var(ops::gemm(v[2].node(), v[0].node(), v[1].node(), 1.5, -0.5, {addend, GemmAct::Relu}));
+    };
+    const Shape cs = addend == GemmAddend::Row ? Shape{5} : addend == GemmAddend::Col ? Shape{3} : Shape{3, 5};
+    verify_grad(fn, {Array::randn({3, 4}, 1, DType::Float64), Array::randn({4, 5}, 2, DType::Float64),
+                     Array::randn(cs, 3, DType::Float64)});
+  }
+  // dot + bias + relu through the user API, on float64.
+  auto dense = [](const std::vector<Var>& v) { return tensor::relu(tensor::dot(v[0], v[1]) + v[2]); };
+  verify_grad(dense, {Array::randn({6, 4}, 4, DType::Float64), Array::randn({4, 3}, 5, DType::Float64),
+                      Array::randn({3}, 6, DType::Float64)});
+}
+
+TEST(GemmEpilogue, BuilderAndPropsCheckTheEpilogue) {
+  using ops::GemmAct;
+  using ops::GemmAddend;
+  Var a = tensor::matrix("a"), b = tensor::matrix("b"), v = tensor::vector("v"), c = tensor::matrix("c");
+  // A row bias must be a vector, a matrix addend a matrix.
+  EXPECT_THROW(ops::gemm(c.node(), a.node(), b.node(), 1, 1, {GemmAddend::Row, GemmAct::None}), TypeError);
+  EXPECT_THROW(ops::gemm(v.node(), a.node(), b.node(), 1, 1, {GemmAddend::Matrix, GemmAct::Relu}), TypeError);
+  // Static length mismatch: b has 5 columns, the bias 4 entries.
+  Var b5 = tensor::tensor(DType::Float32, {-1, 5}, "b5"), v4 = tensor::tensor(DType::Float32, {4}, "v4");
+  EXPECT_THROW(ops::gemm(v4.node(), a.node(), b5.node(), 1, 1, {GemmAddend::Row, GemmAct::None}), ShapeError);
+  // Run time: a bias of the wrong length names the node and the shapes.
+  Function f = function({a, b, v}, {Var(ops::gemm(v.node(), a.node(), b.node(), 1, 1, {GemmAddend::Row, GemmAct::Relu}))},
+                        {.mode = "none"});
+  try {
+    f({Array::randn({2, 3}, 1, DType::Float32), Array::randn({3, 4}, 2, DType::Float32), Array::randn({3}, 3, DType::Float32)});
+    ADD_FAILURE() << "no error";
+  } catch (const ShapeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("row addend"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("v of shape (3,)"), std::string::npos) << msg;
+  }
+  // Props: equality, hashing and the printed form distinguish the epilogues.
+  const ops::Gemm plain(1, 1), row(1, 1, {GemmAddend::Row, GemmAct::None}), relu(1, 1, {GemmAddend::Row, GemmAct::Relu});
+  EXPECT_FALSE(plain.equals(row));
+  EXPECT_FALSE(row.equals(relu));
+  EXPECT_TRUE(relu.equals(ops::Gemm(1, 1, {GemmAddend::Row, GemmAct::Relu})));
+  const graph::OpProps p = relu.props();
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[2], (std::pair<std::string, std::string>{"bias", "row"}));
+  EXPECT_EQ(p[3], (std::pair<std::string, std::string>{"act", "relu"}));
+  EXPECT_EQ(plain.props().size(), 2u);
+}
+
+TEST(GemmEpilogue, IsANamedPassThatCanBeExcluded) {
+  Var x = tensor::matrix("x"), w = tensor::matrix("w"), b = tensor::vector("b");
+  Var y = tensor::relu(tensor::dot(x, w) + b);
+  std::string p = debugprint(function({x, w, b}, {y}, {.mode = "fast_run"}));
+  EXPECT_EQ(count(p, "act=relu"), 1u) << p;
+  const std::string saved = config().optimizer_excluding;
+  config().optimizer_excluding = "gemm_epilogue";
+  p = debugprint(function({x, w, b}, {y}, {.mode = "fast_run"}));
+  config().optimizer_excluding = saved;
+  EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+  EXPECT_EQ(count(p, "Gemm{alpha=1, beta=1}"), 1u) << p;
+}
+
+}  // namespace
+}  // namespace theon
