@@ -24,6 +24,7 @@
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 #include "rewrite/local_rewrite.hpp"
+#include "rewrite/passes/match.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -45,43 +46,12 @@ const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
   return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
 }
 
-/// The constant behind `v`, looking through DimShuffle and Cast nodes (which keep 0s and 1s).
-const Array* constant_through(const VarPtr& v) {
-  auto passthrough = [](const Apply* a) {
-    if (a->inputs().size() != 1) return false;
-    if (a->op().kind() == graph::OpKind::DimShuffle) return true;
-    return a->op().kind() == graph::OpKind::Elemwise && static_cast<const ops::Elemwise&>(a->op()).scalar() == ScalarOpId::Cast;
-  };
-  const graph::Variable* p = v.get();
-  while (p->owner && passthrough(p->owner)) p = p->owner->input(0).get();
-  return p->kind == graph::VarKind::Constant ? &p->constant : nullptr;
-}
-
-/// Is `v` a non-empty constant whose elements all equal `value`?
-bool is_constant_all(const VarPtr& v, double value) {
-  const Array* c = constant_through(v);
-  if (!c || c->size() == 0) return false;
-  Array a = c->contiguous();
-  return detail::visit_dtype(a.dtype(), [&]<class T>() {
-    const T* p = a.data<T>();
-    for (int64_t i = 0; i < a.size(); ++i)
-      if (static_cast<double>(p[i]) != value) return false;
-    return true;
-  });
-}
-
 /// `candidate` when it has exactly `out`'s type, else null (the rule does not fire).
 VarPtr same_type(const VarPtr& candidate, const graph::Variable& out) {
   return candidate && candidate->type == out.type ? candidate : nullptr;
 }
 
 // ---- the rules: one function per row of the table below ----
-
-/// The Elemwise op of `node` when it computes `id`, else null.
-const ops::Elemwise* elemwise_is(const Apply& node, ScalarOpId id) {
-  const auto* op = graph::op_if<ops::Elemwise>(node.op());
-  return op && op->scalar() == id ? op : nullptr;
-}
 
 /// x * 1, 1 * x -> x
 VarPtr mul_by_one(FunctionGraph&, Apply& node) {

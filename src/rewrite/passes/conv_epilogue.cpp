@@ -13,7 +13,7 @@
 // convolution with statically 1 output channel, and then only a vector of 1).
 //
 // Training graphs: relu's gradient is switch(z > 0, gz, 0) on relu's INPUT z, so z (the conv
-// + bias) has a second client and the relu could never fold. The rule `relu_mask_from_output`
+// + bias) has a second client and the relu could never fold. The rule `conv_relu_mask` (match.hpp's relu_mask_from_output)
 // rewrites gt(z, 0) into gt(relu(z), 0) when relu(z) exists and z comes from a convolution
 // (exactly equal: relu(z) > 0 iff z > 0, NaN false in both), after which z's only client is
 // the relu and conv + bias + relu fold into one node in the training step as well. The
@@ -27,6 +27,7 @@
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
 #include "rewrite/local_rewrite.hpp"
+#include "rewrite/passes/match.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -41,10 +42,6 @@ using graph::Apply;
 using graph::FunctionGraph;
 using graph::VarPtr;
 using ops::ScalarOpId;
-
-bool elemwise_is(const Apply& node, ScalarOpId id) {
-  return node.op().kind() == graph::OpKind::Elemwise && static_cast<const ops::Elemwise&>(node.op()).scalar() == id;
-}
 
 /// A client that reads only the shape of its input `idx`: SumTo's `like`, Shape.
 bool shape_only(const Apply& client, int idx) {
@@ -108,19 +105,6 @@ const ops::Conv2d* conv_of(const VarPtr& v) {
   return static_cast<const ops::Conv2d*>(&v->owner->op());
 }
 
-/// A non-empty constant (through DimShuffle) whose elements are all 0?
-bool is_zero_constant(const VarPtr& v) {
-  const graph::Variable* p = v.get();
-  while (p->owner && p->owner->op().kind() == graph::OpKind::DimShuffle) p = p->owner->input(0).get();
-  if (p->kind != graph::VarKind::Constant || p->constant.size() == 0) return false;
-  const Array a = p->constant.contiguous();
-  return detail::visit_dtype(a.dtype(), [&]<class T>() {
-    for (int64_t i = 0; i < a.size(); ++i)
-      if (static_cast<double>(a.data<T>()[i]) != 0.0) return false;
-    return true;
-  });
-}
-
 /// `b4` as a per-channel bias vector for a convolution output with `co` channels (static, or
 /// kUnknownDim), or null when it is not one.
 VarPtr bias_vector(const VarPtr& b4, int64_t co) {
@@ -178,22 +162,14 @@ Replacements fold_relu(FunctionGraph& fg, Apply& node) {
 
 /// gt(z, 0) -> gt(relu(z), 0) when relu(z) is in the graph and z is a convolution (+ bias):
 /// relu's gradient mask then reads relu's output, and z can fold (see the top of the file).
-VarPtr relu_mask_from_output(FunctionGraph& fg, Apply& node) {
-  if (!elemwise_is(node, ScalarOpId::Gt) || !is_zero_constant(node.input(1))) return nullptr;
-  const VarPtr& z = node.input(0);
-  bool conv_like = conv_of(z) && conv_of(z)->epilogue().act == ops::ConvActivation::None;
-  if (!conv_like && z->owner && elemwise_is(*z->owner, ScalarOpId::Add))
-    for (const VarPtr& in : z->owner->inputs()) conv_like = conv_like || (conv_of(in) && !conv_of(in)->epilogue().any());
-  if (!conv_like) return nullptr;
-  for (const auto& [client, idx] : fg.clients(z.get())) {
-    (void)idx;
-    if (!client || !elemwise_is(*client, ScalarOpId::Relu)) continue;
-    const VarPtr r = client->output(0);
-    if (r->type != z->type) continue;
-    VarPtr g = ops::elemwise(ScalarOpId::Gt, {r, node.input(1)});
-    return g->type == node.output_raw(0)->type ? g : nullptr;
-  }
-  return nullptr;
+VarPtr conv_relu_mask(FunctionGraph& fg, Apply& node) {
+  return relu_mask_from_output(fg, node, [](const VarPtr& z) {
+    if (conv_of(z)) return conv_of(z)->epilogue().act == ops::ConvActivation::None;
+    bool conv_sum = false;
+    if (z->owner && elemwise_is(*z->owner, ScalarOpId::Add))
+      for (const VarPtr& in : z->owner->inputs()) conv_sum = conv_sum || (conv_of(in) && !conv_of(in)->epilogue().any());
+    return conv_sum;
+  });
 }
 
 const LocalRewriter& conv_epilogue_rewriter() {
@@ -201,7 +177,7 @@ const LocalRewriter& conv_epilogue_rewriter() {
   // Sweeps: the mask rewrite frees z, the bias fold makes a node the relu fold sees next.
   static const LocalRewriter rewriter("conv_epilogue",
                                       {
-                                          {"relu_mask_from_output", {K::Elemwise}, on_output0(relu_mask_from_output)},
+                                          {"conv_relu_mask", {K::Elemwise}, on_output0(conv_relu_mask)},
                                           {"conv_bias", {K::Elemwise}, fold_bias},
                                           {"conv_relu", {K::Elemwise}, fold_relu},
                                       },

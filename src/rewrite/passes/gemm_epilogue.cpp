@@ -17,6 +17,7 @@
 #include "ops/elemwise.hpp"
 #include "ops/gemm.hpp"
 #include "rewrite/local_rewrite.hpp"
+#include "rewrite/passes/match.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -30,23 +31,10 @@ using graph::Apply;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
-bool elemwise_is(const Apply& node, ScalarOpId id) {
-  return node.op().kind() == graph::OpKind::Elemwise && static_cast<const ops::Elemwise&>(node.op()).scalar() == id;
-}
-
 /// Used only by one node of the graph (and not a graph output)?
 bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
   if (fg.clients(v.get()).size() != 1) return false;
   return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
-}
-
-/// A size-1 constant (looking through DimShuffle) equal to zero?
-bool is_zero_constant(const VarPtr& v) {
-  const graph::Variable* p = v.get();
-  while (p->owner && p->owner->op().kind() == graph::OpKind::DimShuffle) p = p->owner->input(0).get();
-  if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return false;
-  const Array& c = p->constant;
-  return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]) == 0.0; });
 }
 
 const ops::Gemm* gemm_of(const VarPtr& v) {
@@ -85,19 +73,11 @@ VarPtr relu_into_gemm(graph::FunctionGraph& fg, Apply& node) {
 }
 
 /// g > 0 -> relu(g) > 0 for a Gemm output g that also feeds relu(g) (relu's gradient).
-VarPtr relu_mask_from_output(graph::FunctionGraph& fg, Apply& node) {
-  if (!elemwise_is(node, ScalarOpId::Gt) || !is_zero_constant(node.input(1))) return nullptr;
-  const VarPtr& g = node.input(0);
-  const ops::Gemm* op = gemm_of(g);
-  if (!op || op->epilogue().act != ops::GemmAct::None) return nullptr;
-  for (const auto& [client, idx] : fg.clients(g.get())) {
-    if (client == &node || !elemwise_is(*client, ScalarOpId::Relu)) continue;
-    const VarPtr r = client->output(0);
-    if (r->type != g->type) continue;
-    VarPtr m = ops::elemwise(ScalarOpId::Gt, {r, node.input(1)});
-    return m->type == node.output_raw(0)->type ? m : nullptr;
-  }
-  return nullptr;
+VarPtr gemm_relu_mask(graph::FunctionGraph& fg, Apply& node) {
+  return relu_mask_from_output(fg, node, [](const VarPtr& g) {
+    const ops::Gemm* op = gemm_of(g);
+    return op && op->epilogue().act == ops::GemmAct::None;
+  });
 }
 
 const LocalRewriter& rewriter() {
@@ -107,7 +87,7 @@ const LocalRewriter& rewriter() {
       {
           // {name, the kinds it triggers on, the rewrite}: one row per rewrite
           {"gemm_bias_vector", {K::Gemm}, on_output0(bias_vector)},
-          {"gemm_relu_mask_from_output", {K::Elemwise}, on_output0(relu_mask_from_output)},
+          {"gemm_relu_mask_from_output", {K::Elemwise}, on_output0(gemm_relu_mask)},
           {"gemm_relu_epilogue", {K::Elemwise}, on_output0(relu_into_gemm)},
       },
       /*max_sweeps=*/4);

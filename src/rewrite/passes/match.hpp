@@ -1,0 +1,31 @@
+// Pattern helpers the rewrite passes share: what a node computes, constants behind views,
+// and the rule that lets an epilogue pass fold a relu in a training graph.
+#pragma once
+#include "graph/function_graph.hpp"
+#include "ops/scalar/scalar_op_id.hpp"
+
+#include <functional>
+
+namespace theon::ops {
+class Elemwise;
+}
+
+namespace theon::rewrite {
+
+/// The Elemwise op of `node` when it computes `id`, else null.
+const ops::Elemwise* elemwise_is(const graph::Apply& node, ops::ScalarOpId id);
+
+/// The constant behind `v`, looking through DimShuffle and Cast nodes (which keep 0s and 1s).
+const Array* constant_through(const graph::VarPtr& v);
+
+/// Is `v` a non-empty constant (through DimShuffle and Cast) whose elements all equal `value`?
+bool is_constant_all(const graph::VarPtr& v, double value);
+
+/// gt(z, 0) -> gt(relu(z), 0) when relu(z) is in the graph and `foldable(z)`: exactly equal
+/// (relu(z) > 0 iff z > 0, NaN false in both). relu's gradient mask then reads relu's output,
+/// so z's only value client is the relu and an epilogue pass can fold it (conv_epilogue,
+/// gemm_epilogue). Null when it does not apply.
+graph::VarPtr relu_mask_from_output(graph::FunctionGraph& fg, graph::Apply& node,
+                                    const std::function<bool(const graph::VarPtr& z)>& foldable);
+
+}  // namespace theon::rewrite
