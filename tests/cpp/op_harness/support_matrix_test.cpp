@@ -20,6 +20,7 @@
 #include "ops/composite.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/float16.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/gemm.hpp"
 #include "ops/join.hpp"
@@ -462,6 +463,15 @@ Matrix build_matrix() {
         e.cuda = cuda ? ask(*cuda, *e.node) : Cell{false, "no CUDA backend in this build"};
       }
       row.entries.emplace(d, std::move(e));
+    }
+    // A float16 node that computes runs as its float32 twin between casts (the float16 pass,
+    // required in every mode): its cells are the float32 node's, saying so.
+    auto f16 = row.entries.find(DType::Float16), f32 = row.entries.find(DType::Float32);
+    if (f16 != row.entries.end() && f16->second.made && ops::touches_float16(*f16->second.node) &&
+        !ops::handles_float16(*f16->second.node) && f32 != row.entries.end() && f32->second.made) {
+      for (auto [cell, twin] : {std::pair{&f16->second.cpu, &f32->second.cpu}, std::pair{&f16->second.cuda, &f32->second.cuda}})
+        *cell = twin->ok ? Cell{true, twin->text + " in float32 (float16 pass)"}
+                         : Cell{false, "float16 runs in float32 (float16 pass), and in float32: " + twin->text};
     }
     // The gradient of a float64 node (float32, else the first dtype made, when it has none).
     const graph::Apply* g = nullptr;
