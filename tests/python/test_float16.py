@@ -126,3 +126,20 @@ def test_floatx_may_be_float16():
         assert f(np.array([2], np.float16)).dtype == np.float16
     finally:
         theon.config.floatX = old
+
+
+def test_conv2d_and_pooling_with_gradients_in_float16():
+    from theon.tensor.signal import pool
+    rng = np.random.RandomState(1)
+    xv = rng.randn(2, 3, 6, 6).astype(np.float16)
+    wv = rng.randn(4, 3, 3, 3).astype(np.float16)
+    outs = []
+    for dtype in ("float16", "float64"):
+        x = T.tensor4("x", dtype=dtype)
+        w = T.tensor4("w", dtype=dtype)
+        p = pool.pool_2d(T.nnet.conv2d(x, w), ws=(2, 2), ignore_border=True)
+        outs.append(theon.function([x, w], [p, T.grad(T.sum(p), w)])(xv.astype(dtype), wv.astype(dtype)))
+    (p16, g16), (p64, g64) = outs
+    assert p16.dtype == np.float16 and g16.dtype == np.float16
+    np.testing.assert_allclose(p16, p64, rtol=4e-3, atol=2e-2)
+    np.testing.assert_allclose(g16, g64, rtol=4e-3, atol=2e-2)
