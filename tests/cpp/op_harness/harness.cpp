@@ -176,7 +176,8 @@ const std::vector<std::pair<std::string, std::string>>& float16_rows() {
   static const std::vector<std::pair<std::string, std::string>> rows = {
       {"add", ""},        {"mul", ""},       {"exp", ""},        {"tanh", ""},        {"sum", ""},
       {"mean", ""},       {"max", ""},       {"dot", ""},        {"softmax", ""},     {"reshape", "all"},
-      {"dimshuffle", ""}, {"subtensor", ""}, {"concatenate", ""}, {"inc_subtensor", ""}};
+      {"dimshuffle", ""}, {"subtensor", ""}, {"concatenate", ""}, {"inc_subtensor", ""}, {"log_softmax", ""},
+      {"conv2d", ""},     {"pool_2d", ""}};
   return rows;
 }
 
