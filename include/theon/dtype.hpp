@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <theon/half.hpp>
+
 namespace theon {
 
 enum class DType : uint8_t { Bool, Int8, Int16, Int32, Int64, UInt8, Float16, BFloat16, Float32, Float64 };
@@ -24,9 +26,10 @@ size_t itemsize(DType t);
 bool is_float(DType t);
 bool is_integer(DType t);  // signed or unsigned, not bool
 bool is_signed(DType t);
-/// float16/bfloat16 are named but have no kernels yet: true for the others.
+/// bfloat16 is named but has no kernels yet: true for the others. float16 is supported as
+/// Theano has it: a storage dtype, computed in float32 (the float16 pass, docs/guide/float16.md).
 bool is_supported(DType t);
-/// Throws TypeError ("<what>: dtype float16 is not supported yet") for an unsupported dtype.
+/// Throws TypeError ("<what>: dtype bfloat16 is not supported yet") for an unsupported dtype.
 void require_supported(DType t, std::string_view what);
 
 /// NumPy's promote_types for two strong (array) dtypes.
@@ -56,6 +59,7 @@ template <> constexpr DType dtype_of<int16_t>() { return DType::Int16; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
+template <> constexpr DType dtype_of<half>() { return DType::Float16; }
 template <> constexpr DType dtype_of<float>() { return DType::Float32; }
 template <> constexpr DType dtype_of<double>() { return DType::Float64; }
 

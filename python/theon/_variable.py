@@ -21,7 +21,7 @@ _REFUSED_KINDS = {"c": "complex", "O": "object", "S": "bytes", "U": "str", "M": 
 _WIDER = {np.dtype("uint16"): np.dtype("int32"), np.dtype("uint32"): np.dtype("int64"),
           np.dtype("uint64"): np.dtype("int64")}
 _INT64_MAX = np.iinfo(np.int64).max
-SUPPORTED_TEXT = ("bool, int8, int16, int32, int64, uint8, float32, float64; uint16, uint32 and uint64 convert to "
+SUPPORTED_TEXT = ("bool, int8, int16, int32, int64, uint8, float16, float32, float64; uint16, uint32 and uint64 convert to "
                   "int32, int64 and int64, big-endian arrays to native byte order")
 
 

@@ -17,6 +17,7 @@ const char* scalar_type(DType t, Dialect d) {
     case DType::UInt8: return cpu ? "uint8_t" : "unsigned char";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Float16: return "theon::half";  // storage only: programs convert it with Cast
     default: break;
   }
   if (cpu)

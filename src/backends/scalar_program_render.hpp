@@ -26,8 +26,9 @@ namespace theon::backends {
 enum class Dialect { Cpu, Cuda };
 
 /// The C type of `t` in dialect `d`: Cpu "int8_t", "int64_t", "float"; Cuda "signed char",
-/// "long long", "float". Throws NotImplementedError for dtypes generated code lacks (float16,
-/// bfloat16), naming the dialect.
+/// "long long", "float"; float16 is "theon::half" in both (theon/half.hpp, pasted before the
+/// scalar functors: a storage type that only Cast instructions convert). Throws
+/// NotImplementedError for bfloat16, naming the dialect.
 const char* scalar_type(DType t, Dialect d);
 
 /// A scalar program: inputs (value ids [0, n_inputs)), instructions (value n_inputs + k is

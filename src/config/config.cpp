@@ -122,8 +122,8 @@ void validate(const std::string& key, const Config& c) {
 }  // namespace
 
 FloatX::FloatX(DType dtype) : dtype_(dtype) {
-  if (dtype != DType::Float32 && dtype != DType::Float64)
-    throw ConfigError("config option 'floatX' must be float32 or float64, got " + std::string(dtype_name(dtype)));
+  if (dtype != DType::Float16 && dtype != DType::Float32 && dtype != DType::Float64)
+    throw ConfigError("config option 'floatX' must be float16, float32 or float64, got " + std::string(dtype_name(dtype)));
 }
 
 FloatX::FloatX(const std::string& name) : dtype_(DType::Float32) {
@@ -131,7 +131,7 @@ FloatX::FloatX(const std::string& name) : dtype_(DType::Float32) {
   try {
     t = parse_dtype(trim(name));
   } catch (const TypeError&) {
-    throw ConfigError("config option 'floatX': unknown dtype '" + name + "' (expected float32 or float64)");
+    throw ConfigError("config option 'floatX': unknown dtype '" + name + "' (expected float16, float32 or float64)");
   }
   *this = FloatX(t);
 }

@@ -40,16 +40,17 @@ void check_params(const ConvParams& p, const std::string& what) {
   if (p.groups < 1) throw ValueError(what + ": num_groups must be >= 1, got " + std::to_string(p.groups));
 }
 
-// Float32 or float64 for both tensors (mixed: float64); integers are a TypeError.
+// Float16, float32 or float64 for both tensors (mixed: the wider; float16 computes in float32,
+// docs/guide/float16.md); integers are a TypeError.
 DType conv_dtype(const std::string& what, const VarPtr& a, const VarPtr& b) {
   for (const VarPtr& v : {a, b}) {
     require_supported(v->type.dtype, what);
-    if (v->type.dtype != DType::Float32 && v->type.dtype != DType::Float64)
-      throw TypeError(what + ": " + described(v) + " must be float32 or float64");
+    if (v->type.dtype != DType::Float16 && v->type.dtype != DType::Float32 && v->type.dtype != DType::Float64)
+      throw TypeError(what + ": " + described(v) + " must be float16, float32 or float64");
     if (v->type.ndim() != 4)
       throw TypeError(what + ": " + described(v) + " must be a 4-d tensor (batch, channels, rows, cols)");
   }
-  return a->type.dtype == DType::Float64 || b->type.dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+  return promote_types(a->type.dtype, b->type.dtype);
 }
 
 // An integer vector of length 2 or 4, as int64; its static values when it is a constant.

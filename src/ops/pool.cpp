@@ -150,8 +150,8 @@ void check_static_like(const std::string& what, const VarPtr& v, const graph::Te
 }
 
 void require_pool_dtype(const std::string& what, const VarPtr& x) {
-  if (x->type.dtype != DType::Float32 && x->type.dtype != DType::Float64)
-    throw TypeError(what + ": the input must be a float32 or float64 tensor, got " + label_type(x));
+  if (x->type.dtype != DType::Float16 && x->type.dtype != DType::Float32 && x->type.dtype != DType::Float64)
+    throw TypeError(what + ": the input must be a float16, float32 or float64 tensor, got " + label_type(x));
 }
 
 VarPtr make_pool_node(OpKind kind, const PoolParams& p, std::vector<VarPtr> inputs, const graph::TensorType& t) {

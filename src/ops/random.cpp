@@ -53,8 +53,8 @@ std::vector<VarPtr> RandomDraw::L_op(const Apply& node, const std::vector<VarPtr
 
 std::pair<VarPtr, VarPtr> random_draw(Distribution distribution, const VarPtr& state, const std::vector<VarPtr>& shape,
                                       DType dtype, uint32_t stream, const std::string& what) {
-  if (dtype != DType::Float32 && dtype != DType::Float64)
-    throw TypeError(what + ": dtype must be float32 or float64, got " + std::string(dtype_name(dtype)));
+  if (dtype != DType::Float16 && dtype != DType::Float32 && dtype != DType::Float64)
+    throw TypeError(what + ": dtype must be float16, float32 or float64, got " + std::string(dtype_name(dtype)));
   if (state->type.dtype != DType::Int64 || state->type.ndim() != 1 ||
       (state->type.dims[0] != graph::kUnknownDim && state->type.dims[0] != 2))
     throw TypeError(what + ": the random state " + label_type(state) + " must be an int64 vector [seed, calls]");

@@ -63,6 +63,7 @@ std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string
     bool selected = m != "none" && std::find(p.tags.begin(), p.tags.end(), m) != p.tags.end();
     if (matches(p, inc)) selected = true;
     if (matches(p, exc)) selected = false;
+    if (p.required) selected = true;
     if (!selected) continue;
     auto t0 = std::chrono::steady_clock::now();
     bool changed = p.run(fgraph, target);

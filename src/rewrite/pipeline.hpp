@@ -26,6 +26,9 @@ struct Pass {
   double position = 0;  // passes run in increasing position
   /// Returns true when it changed the graph.
   std::function<bool(graph::FunctionGraph&, const Target&)> run;
+  /// A lowering pass kernels rely on (float16): it runs in every mode, "none" included, and
+  /// optimizer_excluding cannot remove it.
+  bool required = false;
 };
 
 /// What ran: one entry per pass, for explain() and the profiler.

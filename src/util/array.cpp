@@ -195,7 +195,7 @@ Array Array::zeros(const Shape& shape, DType dtype) {
 
 Array Array::full(const Shape& shape, double value, DType dtype) {
   Array a = empty(shape, dtype);
-  detail::visit_dtype(dtype, [&]<class T>() {
+  detail::visit_storage_dtype(dtype, [&]<class T>() {
     T v = static_cast<T>(value);
     T* p = a.data<T>();
     for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = v;
@@ -208,7 +208,7 @@ Array Array::scalar(double value, DType dtype) { return full({}, value, dtype); 
 
 Array Array::arange(int64_t n, DType dtype) {
   Array a = empty({n}, dtype);
-  detail::visit_dtype(dtype, [&]<class T>() {
+  detail::visit_storage_dtype(dtype, [&]<class T>() {
     T* p = a.data<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(i);
   });
@@ -234,7 +234,7 @@ Array fill_random(const Shape& shape, std::optional<DType> dtype, Gen gen) {
   DType t = dtype.value_or(config().floatX);
   if (!is_float(t)) throw TypeError("Array::randn/rand: dtype must be a float type, got " + std::string(dtype_name(t)));
   Array a = Array::empty(shape, t);
-  detail::visit_dtype(t, [&]<class T>() {
+  detail::visit_storage_dtype(t, [&]<class T>() {
     T* p = a.data<T>();
     for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = static_cast<T>(gen());
   });
@@ -301,8 +301,8 @@ void copy_into_contiguous(const Array& src, Array& dst) {
   Shape shape = src.shape();
   std::vector<Strides> strides = {src.strides(), contiguous_strides(shape)};
   detail::collapse_dims(shape, strides);
-  detail::visit_dtype(src.dtype(), [&]<class S>() {
-    detail::visit_dtype(dst.dtype(), [&]<class D>() {
+  detail::visit_storage_dtype(src.dtype(), [&]<class S>() {
+    detail::visit_storage_dtype(dst.dtype(), [&]<class D>() {
       const S* s = static_cast<const S*>(src.buffer()->data()) ;
       D* d = dst.data<D>();
       int64_t inner = shape.back(), is = strides[0].back();
@@ -335,7 +335,7 @@ double Array::item(int64_t index) const {
     off += (rest % shape_[d]) * strides_[d];
     rest /= shape_[d];
   }
-  return detail::visit_dtype(dtype_, [&]<class T>() { return static_cast<double>(data<T>()[off]); });
+  return detail::visit_storage_dtype(dtype_, [&]<class T>() { return static_cast<double>(data<T>()[off]); });
 }
 
 Array Array::copy() const { return astype(dtype_); }
@@ -471,6 +471,7 @@ THEON_INSTANTIATE(int64_t)
 THEON_INSTANTIATE(uint8_t)
 THEON_INSTANTIATE(float)
 THEON_INSTANTIATE(double)
+THEON_INSTANTIATE(half)
 #undef THEON_INSTANTIATE
 
 }  // namespace theon

@@ -77,12 +77,12 @@ bool is_float(DType t) {
 }
 bool is_integer(DType t) { return !is_float(t) && t != DType::Bool; }
 bool is_signed(DType t) { return is_float(t) || (is_integer(t) && t != DType::UInt8); }
-bool is_supported(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
+bool is_supported(DType t) { return t != DType::BFloat16; }
 
 void require_supported(DType t, std::string_view what) {
   if (!is_supported(t))
     throw TypeError(std::string(what) + ": dtype " + std::string(dtype_name(t)) +
-                    " is not supported yet (supported: bool, int8, int16, int32, int64, uint8, float32, float64)");
+                    " is not supported yet (supported: bool, int8, int16, int32, int64, uint8, float16, float32, float64)");
 }
 
 DType promote_types(DType a, DType b) {

@@ -644,6 +644,10 @@ for _name, _signature in _t.generated_builders():
         globals()[_public] = _GENERATED[_signature](getattr(_t, _name), _public)
 
 
+# ---- dtype lists (Theano's theano.tensor.float_dtypes) ---------------------------------
+# float16 is a storage dtype computed in float32 (docs/guide/float16.md), as in Theano.
+float_dtypes = ["float16", "float32", "float64"]
+
 # ---- gradients (theon.gradient) -----------------------------------------------------
 from ..gradient import Lop, Rop, consider_constant, grad, hessian, jacobian, verify_grad  # noqa: E402
 from ..printing import pprint  # noqa: E402  (T.pprint, as in Theano)

@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/fused_cpu.hpp"
+#include "ops/float16.hpp"
 
 namespace theon::backends::cpu {
 
@@ -24,6 +25,9 @@ CpuBackend::CpuBackend() {
 }
 
 Support CpuBackend::supports(const graph::Apply& node) const {
+  if (ops::touches_float16(node) && !ops::handles_float16(node))
+    return {false, node.op().name() + " has no float16 kernel: float16 is a storage dtype, computed in float32 between "
+                                      "casts by the float16 pass (docs/guide/float16.md)"};
   if (kernels_.count(node.op().kind())) return {true, ""};
   return {false, "no CPU kernel for " + node.op().name() + " (none registered in backends/cpu)"};
 }

@@ -118,8 +118,8 @@ void run_Select(std::string_view, const std::vector<Array>& ins, Array& out) {
 
 template <class F, int N>
 void run_Cast(std::string_view, const std::vector<Array>& ins, Array& out) {
-  detail::visit_dtype(ins[0].dtype(), [&]<class From>() {
-    detail::visit_dtype(out.dtype(), [&]<class To>() {
+  detail::visit_storage_dtype(ins[0].dtype(), [&]<class From>() {  // float16 only moves through casts
+    detail::visit_storage_dtype(out.dtype(), [&]<class To>() {
       strided_apply<To, From>([](From a) { return scalar::Cast().convert<To>(a); }, out, ins,
                               std::make_index_sequence<1>{});
     });
@@ -198,8 +198,8 @@ template <class F, int N> void exec_Select(std::string_view, const BlockArgs& b)
   });
 }
 template <class F, int N> void exec_Cast(std::string_view, const BlockArgs& b) {
-  detail::visit_dtype(b.arg, [&]<class From>() {
-    detail::visit_dtype(b.out, [&]<class To>() {
+  detail::visit_storage_dtype(b.arg, [&]<class From>() {
+    detail::visit_storage_dtype(b.out, [&]<class To>() {
       block_apply<To, From>([](From x) { return scalar::Cast().convert<To>(x); }, b.o, b.a, b.n,
                             std::make_index_sequence<1>{});
     });
@@ -253,7 +253,7 @@ void run_region(const Composite& op, const Shape& shape, const std::vector<bool>
         const Array& a = inputs[ops_in[j]];
         const int64_t s = st[nouts + j].back();
         const int64_t off = loop.offsets()[nouts + j] + start * s;
-        detail::visit_dtype(a.dtype(), [&]<class T>() {
+        detail::visit_storage_dtype(a.dtype(), [&]<class T>() {
           const T* src = a.data<T>() + off;
           T* dst = static_cast<T*>(slot(ops_in[j]));
           if (s == 1) std::memcpy(dst, src, sizeof(T) * len);
@@ -273,7 +273,7 @@ void run_region(const Composite& op, const Shape& shape, const std::vector<bool>
         Array& a = outputs[outs[j]];
         const int64_t s = st[j].back();
         const int64_t off = loop.offsets()[j] + start * s;
-        detail::visit_dtype(a.dtype(), [&]<class T>() {
+        detail::visit_storage_dtype(a.dtype(), [&]<class T>() {
           T* dst = a.data<T>() + off;
           const T* src = static_cast<const T*>(slot(op.outputs()[outs[j]]));
           if (s == 1) std::memcpy(dst, src, sizeof(T) * len);

@@ -642,7 +642,7 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   for (auto& o : outputs)
     if (o.shape() != full) return false;  // an output smaller than the region: interpreter
   for (auto& a : inputs)
-    if (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16) return false;
+    if (a.dtype() == DType::BFloat16) return false;
   std::vector<Strides> st;
   for (auto& o : outputs) st.push_back(o.strides());
   for (auto& a : inputs) st.push_back(detail::broadcast_strides(a, full));

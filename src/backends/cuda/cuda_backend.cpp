@@ -132,6 +132,7 @@ const char* dtype_tag(DType dtype) {
     case DType::Int32: return "i32";
     case DType::Int64: return "i64";
     case DType::UInt8: return "u8";
+    case DType::Float16: return "f16";  // storage: only elementwise casts and copies see it
     case DType::Float32: return "f32";
     case DType::Float64: return "f64";
     default: break;

@@ -18,6 +18,8 @@
 #include "ops/elemwise.hpp"
 #include "util/strided.hpp"
 
+#include "ops/float16.hpp"
+
 #include <theon/error.hpp>
 
 #include <algorithm>
@@ -26,7 +28,9 @@
 namespace theon::backends::cuda {
 namespace {
 
-bool supported_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
+// float16 is storage (theon::half): loaded and stored as it is, converted only by Cast
+// instructions (ops::handles_float16); everything else computes in float32.
+bool supported_dtype(DType t) { return t != DType::BFloat16; }
 
 // A scalar program (backends/scalar_program_render.hpp): Elemwise is a one-instruction
 // program, Composite its own.
@@ -237,6 +241,8 @@ class ElementwiseKernel final : public CudaKernel {
   std::string name() const override { return "nvrtc_elementwise"; }
 
   Support supports(const graph::Apply& node) const override {
+    if (ops::touches_float16(node) && !ops::handles_float16(node))
+      return {false, node.op().name() + " computes on float16: the float16 pass runs it in float32 between casts"};
     for (auto& in : node.inputs())
       if (!supported_dtype(in->type.dtype))
         return {false, "CUDA elementwise kernels have no " + std::string(dtype_name(in->type.dtype)) + " variant"};

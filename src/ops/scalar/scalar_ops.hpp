@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#ifndef THEON_HALF_HPP  // generated code has theon/half.hpp pasted before this file
+#include <theon/half.hpp>
+#endif
 
 #ifdef __CUDACC__
 #define THEON_HD __host__ __device__ inline
@@ -312,7 +315,11 @@ struct RoundHalfAwayFromZero { template <class T> THEON_HD T operator()(T a) con
 struct Switch { template <class T> THEON_HD T operator()(bool c, T a, T b) const { return c ? a : b; } };
 struct Cast {
   template <class To, class From> THEON_HD To convert(From a) const {
-    if constexpr (std::is_same_v<To, bool>) return a != From(0);
+    // float16 (theon::half, storage only): through float32, which holds every half exactly;
+    // to float16 from float32 or float64 directly (one rounding, to nearest even).
+    if constexpr (std::is_same_v<From, theon::half>) return convert<To>(theon::half_bits_to_float(a.bits));
+    else if constexpr (std::is_same_v<To, theon::half>) return theon::half(a);
+    else if constexpr (std::is_same_v<To, bool>) return a != From(0);
     else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
       // Out-of-range and NaN float->int casts are undefined in C++: go through int64 (NaN and
       // out-of-range give int64's minimum, as x86 does) and wrap to the narrower type.

@@ -43,6 +43,11 @@ bool gemm_epilogue_pass(graph::FunctionGraph& fgraph);
 /// Tags fast_run, inplace.
 bool inplace_pass(graph::FunctionGraph& fgraph);
 
+/// float16 computed in float32 (float16.cpp): every node computing on float16 values runs in
+/// float32 between casts; casts, views and transfers keep float16. Required: runs in every
+/// mode (no kernel computes in float16). Tag float16.
+bool float16_pass(graph::FunctionGraph& fgraph);
+
 /// Registers the passes above (idempotent). Called by the pipeline on first use.
 void register_standard_passes();
 

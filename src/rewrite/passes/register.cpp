@@ -1,8 +1,9 @@
 // The standard passes in one table: name, tags (modes are tag queries, see pipeline.hpp) and
 // position (passes run in increasing position). Why each runs where it does is at the top of
 // its file; in short: merge and constant_fold first (each value once, constants folded), then
-// the local rewrites (canonicalize, specialize, conv_epilogue) on plain nodes, then fusion (which hides
-// Elemwise nodes inside Composites), then inplace on the final nodes, then merge again.
+// the local rewrites (canonicalize, specialize, conv_epilogue, gemm_epilogue) on plain nodes, then fusion (which hides
+// Elemwise nodes inside Composites; float16, required in every mode, just before it: float16
+// values computed in float32 between casts that fusion then fuses), then inplace on the final nodes, then merge again.
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
@@ -30,6 +31,7 @@ void register_standard_passes() {
         {"specialize", {"fast_run", "specialize"}, 40, any_target(specialize_pass)},
         {"conv_epilogue", {"fast_run", "conv_epilogue"}, 45, any_target(conv_epilogue_pass)},
         {"gemm_epilogue", {"fast_run", "specialize", "gemm_epilogue"}, 46, any_target(gemm_epilogue_pass)},
+        {"float16", {"float16"}, 47, any_target(float16_pass), /*required=*/true},
         {"fusion", {"fast_run", "fusion"}, 50, [](graph::FunctionGraph& g, const Target& t) { return fusion_pass(g, t); }},
         {"inplace", {"fast_run", "inplace"}, 90, any_target(inplace_pass)},
         {"merge_again", {"fast_run", "fast_compile", "merge"}, 100, any_target(merge_pass)},

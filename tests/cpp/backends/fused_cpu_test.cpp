@@ -159,6 +159,36 @@ TEST(FusedCpu, OneModulePerFunction) {
   fs::remove_all(root, ec);
 }
 
+// float16 (docs/guide/float16.md): the fused loop loads theon::half, computes in float and
+// stores half; the same bits as the interpreter (SLEEF's 1 ulp in float32 can move a float16
+// result by one half ulp at most), on contiguous, broadcast and strided inputs, and a
+// FusedReduce whose region loads half.
+TEST(FusedCpu, Float16LoadsAndStoresHalfInGeneratedCode) {
+  const std::string root = cache_root() + "-float16";
+  CompilerOn on(root);
+  Var x = tensor::matrix("x", DType::Float16), y = tensor::matrix("y", DType::Float16);
+  Var z = tensor::tanh(x) * y + 0.5;
+  Var s = tensor::sum(tensor::exp(x), std::vector<int>{1});
+  const auto before = fused_stats();
+  Function f = function({x, y}, {z, s});
+  ASSERT_NE(f.debugprint().find("Composite{"), std::string::npos) << f.debugprint();
+  ASSERT_NE(f.debugprint().find("FusedReduce{"), std::string::npos) << f.debugprint();
+  Function ref = function({x, y}, {z, s}, {.mode = "none"});
+  const Array xv = Array::randn({30, 500}, 1).astype(DType::Float16), yv = Array::randn({30, 500}, 2).astype(DType::Float16);
+  const Array xs = Array::randn({30, 1000}, 3).astype(DType::Float16).slice(1, 0, 1000, 2);
+  for (const auto& [a, b] : {std::pair{xv, yv}, std::pair{xv, yv.slice(0, 0, 1, 1)}, std::pair{xs, yv}}) {
+    auto got = f({a, b}), want = ref({a, b});
+    ASSERT_EQ(got[0].dtype(), DType::Float16);
+    EXPECT_TRUE(allclose(got[0], want[0], 1e-3, 1e-3));
+    EXPECT_TRUE(allclose(got[1], want[1], 1e-3, 1e-3));
+  }
+  const auto after = fused_stats();
+  EXPECT_EQ(after.interpreted_calls, before.interpreted_calls) << "every call ran generated code";
+  EXPECT_GE(after.compiled + after.loaded_from_disk - before.compiled - before.loaded_from_disk, 1);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
 // A reduction that absorbed its elementwise region (FusedReduce) fills each chunk with the
 // region's generated kernel, compiled with the function's other kernels at lowering: no
 // interpreter call, one module, results as mode none (to SLEEF's 1-ulp against libm).

@@ -223,8 +223,8 @@ void add_elemwise_cases(std::vector<Case>& cases) {
   };
   cases.push_back(sw);
 
-  for (D to : {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Int64, D::Bool}) {
-    Case c = unary("cast", {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool},
+  for (D to : {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Int64, D::Bool, D::Float16}) {
+    Case c = unary("cast", {D::Float32, D::Float64, D::Int32, D::Int8, D::UInt8, D::Bool, D::Float16},
                    [to](auto& a) { return tensor::cast(a, to); }, [](auto& x) { return x[0]; },
                    [to](D) { return to; }, Domain::Normal);
     c.label = "to_" + std::string(dtype_name(to));

@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,7 @@ double to_dtype(double x, DType dtype) {
   switch (dtype) {
     case DType::Bool: return x != 0 ? 1 : 0;
     case DType::Float32: return static_cast<double>(static_cast<float>(x));
+    case DType::Float16: return static_cast<double>(half_bits_to_float(double_to_half_bits(x)));
     case DType::Float64: return x;
     default: {
       if (std::isnan(x) || std::isinf(x)) return x;
@@ -170,6 +172,15 @@ Ref ref_reduce(const Ref& x, std::vector<int> axes, bool keepdims, DType out, do
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.op << (c.label.empty() ? "" : " " + c.label); }
 
+const std::vector<std::pair<std::string, std::string>>& float16_rows() {
+  static const std::vector<std::pair<std::string, std::string>> rows = {
+      {"add", ""},        {"mul", ""},       {"exp", ""},        {"tanh", ""},        {"sum", ""},
+      {"mean", ""},       {"max", ""},       {"dot", ""},        {"softmax", ""},     {"reshape", "all"},
+      {"dimshuffle", ""}, {"subtensor", ""}, {"concatenate", ""}, {"inc_subtensor", ""}, {"log_softmax", ""},
+      {"conv2d", ""},     {"pool_2d", ""}};
+  return rows;
+}
+
 const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     std::vector<Case> c;
@@ -181,6 +192,15 @@ const std::vector<Case>& all_cases() {
     add_pool_cases(c);
     add_conv_cases(c);
     add_api_cases(c);
+    for (const auto& [op, label] : float16_rows()) {
+      bool found = false;
+      for (Case& k : c)
+        if (k.op == op && (label.empty() || k.label == label) && std::find(k.dtypes.begin(), k.dtypes.end(), DType::Float32) != k.dtypes.end()) {
+          k.dtypes.push_back(DType::Float16);
+          found = true;
+        }
+      if (!found) throw InternalError("float16_rows: no float32 case " + op + " '" + label + "'");
+    }
     return c;
   }();
   return cases;

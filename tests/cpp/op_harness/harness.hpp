@@ -48,6 +48,7 @@ struct Case {
   bool vary_layout = true;  // also run with transposed / strided views of the inputs
   double rtol32 = 2e-5, atol32 = 1e-6;   // float32 outputs
   double rtol64 = 1e-12, atol64 = 1e-13; // float64 outputs (integers and bools must be exact)
+  double rtol16 = 4e-3, atol16 = 1e-3;   // float16 outputs (computed in float32, rounded to half)
   /// Float sums whose order the GPU leaves open (inc_subtensor with repeated indices uses
   /// float atomicAdd unless config().deterministic): on a GPU, compared to these tolerances
   /// (relative to the largest term) without deterministic, and exactly (the tolerances above)
@@ -76,7 +77,8 @@ Ref ref_map(const std::vector<Ref>& ins, DType out, const std::function<double(c
 Ref ref_reduce(const Ref& x, std::vector<int> axes, bool keepdims, DType out, double init,
                const std::function<double(double, double)>& combine,
                const std::function<double(double, int64_t)>& finish = nullptr);
-/// Rounds/wraps a double to what `dtype` stores (ints wrap, bools are 0/1, float32 rounds).
+/// Rounds/wraps a double to what `dtype` stores (ints wrap, bools are 0/1, float32 and float16
+/// round to nearest even).
 double to_dtype(double x, DType dtype);
 
 // Case tables, one per op family (tests/cpp/op_harness/<family>_cases.cpp).
@@ -90,6 +92,10 @@ void add_conv_cases(std::vector<Case>& cases);
 void add_api_cases(std::vector<Case>& cases);  // issue 17's everyday names (api_cases.cpp)
 
 const std::vector<Case>& all_cases();
+/// The (op, label) rows ("": every row of the op that runs float32) that also run with float16 inputs: a representative sample of every
+/// family (float16 is storage, computed in float32: docs/guide/float16.md). all_cases() adds
+/// float16 to their dtypes and fails if a row is missing.
+const std::vector<std::pair<std::string, std::string>>& float16_rows();
 /// gtest prints cases by name, not as bytes.
 void PrintTo(const Case& c, std::ostream* os);
 

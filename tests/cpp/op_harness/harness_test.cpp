@@ -25,22 +25,23 @@ class OpHarness : public ::testing::TestWithParam<Case> {};
 
 struct Tolerance {
   double rtol32, atol32, rtol64, atol64;
-  bool scaled;  // atol is relative to the largest reference magnitude (float atomics)
+  bool scaled;
+  double rtol16 = 4e-3, atol16 = 1e-3;  // atol is relative to the largest reference magnitude (float atomics)
 };
 
 Tolerance tolerance(const Case& c, bool float_atomics) {
-  if (!float_atomics) return {c.rtol32, c.atol32, c.rtol64, c.atol64, false};
+  if (!float_atomics) return {c.rtol32, c.atol32, c.rtol64, c.atol64, false, c.rtol16, c.atol16};
   return {std::max(c.rtol32, c.atomics_tol32), c.atomics_tol32, std::max(c.rtol64, c.atomics_tol64), c.atomics_tol64,
-          true};
+          true, c.rtol16, c.atol16};
 }
 
 void compare(const Tolerance& t, const Array& got, const Ref& want, const std::string& where) {
   ASSERT_EQ(dtype_name(got.dtype()), dtype_name(want.dtype)) << where << ": output dtype";
   ASSERT_EQ(shape_str(got.shape()), shape_str(want.shape)) << where << ": output shape";
   std::vector<double> g = got.to_vector<double>();
-  const bool f32 = want.dtype == DType::Float32, f64 = want.dtype == DType::Float64;
-  const double rtol = f32 ? t.rtol32 : f64 ? t.rtol64 : 0;
-  double atol = f32 ? t.atol32 : f64 ? t.atol64 : 0;
+  const bool f32 = want.dtype == DType::Float32, f64 = want.dtype == DType::Float64, f16 = want.dtype == DType::Float16;
+  const double rtol = f32 ? t.rtol32 : f64 ? t.rtol64 : f16 ? t.rtol16 : 0;
+  double atol = f32 ? t.atol32 : f64 ? t.atol64 : f16 ? t.atol16 : 0;
   if (t.scaled) {
     double scale = 1;
     for (double w : want.v)

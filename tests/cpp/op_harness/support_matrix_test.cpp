@@ -20,6 +20,7 @@
 #include "ops/composite.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/float16.hpp"
 #include "ops/fused_reduce.hpp"
 #include "ops/gemm.hpp"
 #include "ops/join.hpp"
@@ -464,6 +465,14 @@ Matrix build_matrix() {
       }
       row.entries.emplace(d, std::move(e));
     }
+    // A float16 node that computes runs as its float32 twin between casts (the float16 pass,
+    // required in every mode): its cells are the float32 node's, saying so.
+    auto f16 = row.entries.find(DType::Float16), f32 = row.entries.find(DType::Float32);
+    if (f16 != row.entries.end() && f16->second.made && ops::touches_float16(*f16->second.node) &&
+        !ops::handles_float16(*f16->second.node) && f32 != row.entries.end() && f32->second.made) {
+      for (auto [cell, twin] : {std::pair{&f16->second.cpu, &f32->second.cpu}, std::pair{&f16->second.cuda, &f32->second.cuda}})
+        *cell = twin->ok ? *twin : Cell{false, "float16 runs in float32 (float16 pass), and in float32: " + twin->text};
+    }
     // The gradient of a float64 node (float32, else the first dtype made, when it has none).
     const graph::Apply* g = nullptr;
     for (DType d : {DType::Float64, DType::Float32})
@@ -623,7 +632,11 @@ std::string render(const Matrix& m) {
     << "*internal* ones come from rewrites, gradients and compilation. **dtypes**: the dtypes a\n"
     << "node of the kind is made with (the data input's; one_hot: the output's), \"all\" being\n"
     << dtype_list(m.dtypes, {})
-    << (m.not_usable.empty() ? "" : " (" + dtype_list(m.not_usable, {}) + " are named but have no storage yet)")
+    << (m.not_usable.empty() ? ""
+                             : " (" + dtype_list(m.not_usable, {}) + (m.not_usable.size() == 1 ? " is named but has" : " are named but have") +
+                                   " no storage yet)")
+    << "; a float16 node that computes runs its float32 kernel between casts (the float16 pass, "
+       "docs/guide/float16.md), so its cells are the float32 node's"
     << ". **CPU / CUDA kernel**: the\n"
     << "kernel each backend runs (`reference`: the CPU backend's loop for the kind); \"no\" cells are listed\n"
     << "with the backend's reason under [Gaps](#gaps) (under `device=cuda` such a node falls back to\n"

@@ -94,13 +94,20 @@ TEST(ErrorNames, AssignmentNamesTheAssignedValue) {
   EXPECT_FALSE(names_internal_values(msg)) << msg;
 }
 
-TEST(ErrorNames, AFloat16InputNamesTheFunctionAndTheInput) {
+TEST(ErrorNames, ABFloat16InputNamesTheFunctionAndTheInput) {
   Var x = tensor::vector("x");
   Function f = function({x}, {x * 2.0}, {.name = "double"});
-  const Array h(Buffer::allocate_host(6), DType::Float16, {3}, {1});
+  const Array h(Buffer::allocate_host(6), DType::BFloat16, {3}, {1});
   const std::string msg = error_of<TypeError>([&] { f({h}); });
-  EXPECT_TRUE(has(msg, "function 'double', input 0 ('x', float32 (?,)): got a float16 array")) << msg;
-  EXPECT_TRUE(has(msg, "float16 is not supported yet")) << msg;
+  EXPECT_TRUE(has(msg, "function 'double', input 0 ('x', float32 (?,)): got a bfloat16 array")) << msg;
+  EXPECT_TRUE(has(msg, "bfloat16 is not supported yet")) << msg;
+}
+
+TEST(ErrorNames, AFloat16InputOfAFloat32FunctionIsConvertedLosslessly) {
+  Var x = tensor::vector("x");
+  Function f = function({x}, {x * 2.0}, {.name = "double"});
+  const Array h = Array::from_vector<half>({half(1.5f), half(0.1f), half(-3)});
+  EXPECT_EQ(f({h})[0].to_vector<float>(), (std::vector<float>{3.0f, 0.199951171875f, -6.0f}));
 }
 
 }  // namespace

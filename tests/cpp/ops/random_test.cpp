@@ -328,7 +328,7 @@ TEST(RandomStreams, BadInputIsAClearErrorNamingTheCall) {
   e = error_of<ValueError>([&] { RandomStreams bad(-1); });
   EXPECT_NE(e.find("seed must be in [0, 2^32)"), std::string::npos) << e;
   e = error_of<TypeError>([&] { rng.uniform({2}, 0.0, 1.0, DType::Int32); });
-  EXPECT_NE(e.find("dtype must be float32 or float64"), std::string::npos) << e;
+  EXPECT_NE(e.find("dtype must be float16, float32 or float64"), std::string::npos) << e;
 
   // Run-time values: checked when the function runs.
   const Var p = tensor::vector("p", DType::Float64);

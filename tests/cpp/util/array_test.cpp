@@ -35,7 +35,7 @@ TEST(Array, FactoriesAndConversion) {
   EXPECT_EQ(Array::scalar(3, DType::Int8).ndim(), 0);
   EXPECT_EQ(Array::scalar(3, DType::Int8).item(), 3);
   EXPECT_THROW(Array::empty({-1}, DType::Float32), ShapeError);
-  EXPECT_THROW(Array::empty({2}, DType::Float16), TypeError);
+  EXPECT_THROW(Array::empty({2}, DType::BFloat16), TypeError);
 }
 
 TEST(Array, RandomIsSeededAndFloatX) {
