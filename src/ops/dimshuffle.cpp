@@ -5,6 +5,7 @@
 
 #include <theon/error.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 namespace theon::ops {
@@ -108,11 +109,22 @@ std::vector<Shape> DimShuffle::infer_shape(const Apply& node, const std::vector<
 }
 
 void DimShuffle::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  // A view, on every call of a function: the shape and strides are filled in place (one
+  // allocation each, none for infer_shape's vectors); a dropped dim that is not 1 goes through
+  // infer_shape for its message.
   const Array& in = inputs[0];
-  Shape shape = infer_shape(node, inputs)[0];
-  Strides strides;
-  for (int p : pattern_) strides.push_back(p < 0 ? 0 : in.strides()[p]);
-  outputs[0] = Array(in.buffer(), in.dtype(), shape, strides, in.offset());
+  const Shape& is = in.shape();
+  for (size_t d = 0; d < is.size(); ++d)
+    if (is[d] != 1 && std::find(pattern_.begin(), pattern_.end(), static_cast<int>(d)) == pattern_.end())
+      (void)infer_shape(node, inputs);  // throws ShapeError
+  Shape shape(pattern_.size());
+  Strides strides(pattern_.size());
+  for (size_t i = 0; i < pattern_.size(); ++i) {
+    const int p = pattern_[i];
+    shape[i] = p < 0 ? 1 : is[p];
+    strides[i] = p < 0 ? 0 : in.strides()[p];
+  }
+  outputs[0] = Array(in.buffer(), in.dtype(), std::move(shape), std::move(strides), in.offset());
 }
 
 }  // namespace theon::ops

@@ -148,6 +148,10 @@ def _pairs(d, what):
     return out
 
 
+# dtypes with a NumPy equivalent: functions of only these inputs get Function._plan.
+_PLAN_DTYPES = frozenset(d.name for d in _SUPPORTED)
+
+
 class Function:
     """A compiled function: ``f(*inputs)`` returns one NumPy array for a single output, a
     list for a list of outputs (DeviceArrays for outputs left on a GPU by outputs_on_device)."""
@@ -165,6 +169,12 @@ class Function:
         self._name = None     # a copy's name when it shares the compiled program
         self._monitor = None  # MonitorMode's per-node evaluation (compile/monitormode.py)
         self._prints = None   # theon.printing.Print nodes: (op, variable), extra outputs
+        # The call's fast path (python/src/function.cpp): exact NumPy arrays of the inputs'
+        # dtypes go straight to the compiled program; it answers NotImplemented for anything
+        # else, which then takes _convert below. None when MonitorMode or Print nodes need
+        # the general path (function() and copy() clear it).
+        self._plan = _core.CallPlan(fn, [dt.name for dt in self._dtypes], single) \
+            if all(dt.name in _PLAN_DTYPES for dt in self._dtypes) else None
 
     @property
     def name(self):
@@ -195,6 +205,8 @@ class Function:
             f = Function(self._fn, self._ins, self._single, b["allow_input_downcast"])
             f.maker = self.maker
             f._build, f._name, f._monitor, f._prints = b, new_name, self._monitor, self._prints
+            if f._monitor is not None or f._prints:
+                f._plan = None
             return f
         kw = dict(b)
         kw["name"] = new_name
@@ -263,6 +275,10 @@ class Function:
         return conv
 
     def __call__(self, *args, **kwargs):
+        if self._plan is not None and not kwargs:  # None with MonitorMode or Print nodes
+            out = self._plan(args)
+            if out is not NotImplemented:
+                return out
         n = len(self._ins)
         if len(args) > n:
             raise TheonTypeError(f"function '{self.name}' takes {n} input(s), got {len(args)}")
@@ -365,8 +381,10 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
     f._build = build
     if prints:
         f._prints = (len(out_vars), [op for op, _ in prints])
+        f._plan = None  # Print reports need the general path
     if monitor is not None:
         f._monitor = monitor.attach(f, ins, out_vars, ups, gv)
+        f._plan = None  # so does MonitorMode's per-node evaluation
     return f
 
 
