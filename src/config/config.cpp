@@ -30,7 +30,7 @@ std::string lower(std::string s) {
 bool is_theano_only_key(const std::string& key) {
   static const std::set<std::string> keys = {
       "force_device", "init_gpu_device", "warn_float64", "exception_verbosity", "lib.cnmem",
-      "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp", "openmp_elemwise_minsize",
+      "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp",
       "dnn.enabled", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_data", "dnn.conv.algo_bwd_filter", "blas.ldflags",
       "traceback.limit", "scan.allow_gc", "allow_gc", "linker", "optimizer", "cycle_detection", "on_opt_error",
       "gcc.cxxflags", "base_compiledir", "unittests.rseed", "assert_no_cpu_op",
