@@ -25,7 +25,7 @@ for a in "$@"; do
   case "$a" in
     --quick) QUICK=(--quick) ;;
     --w5-only) W5_ONLY=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
