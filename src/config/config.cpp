@@ -107,6 +107,9 @@ void validate(const std::string& key, const Config& c) {
     if (v != "off" && v != "ignore" && v != "warn" && v != "raise" && v != "pdb")
       throw ConfigError("config option 'compute_test_value' must be off, ignore, warn, raise or pdb, got '" + v + "'");
   }
+  if (key == "openmp_elemwise_minsize" && c.openmp_elemwise_minsize < 0)
+    throw ConfigError("config option 'openmp_elemwise_minsize' must be 0 or more (elements), got " +
+                      std::to_string(c.openmp_elemwise_minsize));
   if (key == "device") {
     const std::string& d = c.device;
     if (d == "auto")

@@ -94,18 +94,16 @@ VarPtr transpose(const VarPtr& x, std::vector<int> axes) {
 }
 
 std::vector<Shape> DimShuffle::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  // Run on every call (the executor's shape check): two allocations, no copy of the shape.
   const Shape& in = inputs[0].shape();
-  std::vector<bool> used(in.size(), false);
-  Shape out;
-  for (int p : pattern_) {
-    out.push_back(p < 0 ? 1 : in[p]);
-    if (p >= 0) used[p] = true;
-  }
   for (size_t d = 0; d < in.size(); ++d)
-    if (!used[d] && in[d] != 1)
+    if (in[d] != 1 && std::find(pattern_.begin(), pattern_.end(), static_cast<int>(d)) == pattern_.end())
       throw ShapeError(node.describe() + ": dropped dim " + std::to_string(d) + " of " + node.input(0)->label() +
                        " has size " + std::to_string(in[d]) + " (shape " + shape_str(in) + "), expected 1");
-  return {out};
+  std::vector<Shape> out(1);
+  out[0].resize(pattern_.size());
+  for (size_t i = 0; i < pattern_.size(); ++i) out[0][i] = pattern_[i] < 0 ? 1 : in[pattern_[i]];
+  return out;
 }
 
 void DimShuffle::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {

@@ -36,6 +36,8 @@ TEST(CpuParallel, BelowTheThresholdNoTeam) {
   EXPECT_EQ(parallel_threads(2000), std::min(4, max));      // ...then one per half threshold
   EXPECT_EQ(parallel_threads(int64_t(1) << 40), max);       // never more than OpenMP's count
 #endif
+  EXPECT_THROW(config().set("openmp_elemwise_minsize", "-1"), ConfigError);
+  EXPECT_EQ(config().openmp_elemwise_minsize, 1000);  // a refused value changes nothing
   // The default (Theano's): 50,000 elements on a shared 2-core machine start no team.
   config().openmp_elemwise_minsize = 200000;
   EXPECT_EQ(parallel_threads(50000), 1);
