@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the CPU variants of W1-W3 and W5 (../shared/bench/WORKLOADS.md section 5) in one run on
-# this machine: Theon and the hand-written loop (bench/theon_bench), then the numpy and numexpr
+# Runs the CPU variants of W1-W3, W5, W6, W8, W10 (../shared/bench/WORKLOADS.md section 5) in
+# one run: Theon and the hand-written loop (bench/theon_bench), then the numpy and numexpr
 # peers (../shared/bench/peers/cpu_peers.py --peers numpy,numexpr: numpy with its default BLAS
 # threads, numpy-1t, numexpr; plus the CEIL rows: numpy memcpy and triad), then Theon's COMPILE
 # (100-op graph, cold and warm cache) and OVERHEAD (3-node function per call) rows; merges the
@@ -25,7 +25,7 @@ for a in "$@"; do
   case "$a" in
     --quick) QUICK=(--quick) ;;
     --w5-only) W5_ONLY=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -57,7 +57,7 @@ W5_LOG2="${W5_LOG2:-24}"
 if [[ "$W5_ONLY" == 1 ]]; then
   ONLY=W5; PEER_ONLY=W5,CEIL
 else
-  ONLY=W1,W2,W3,W5; PEER_ONLY=W1,W2,W3,W5,CEIL
+  ONLY=W1,W2,W3,W5,W6,W8,W10; PEER_ONLY=W1,W2,W3,W5,W6,W8,W10,CEIL
 fi
 if ! "$PYTHON" -c "import numexpr" 2>/dev/null; then
   echo "note: numexpr is not installed in $PYTHON (its rows will be SKIP): $PYTHON -m pip install numexpr" >&2
@@ -65,7 +65,7 @@ fi
 
 echo "loadavg before: $(cat /proc/loadavg)" | tee "$OUT_DIR/loadavg.txt"
 echo "== inputs (numpy default_rng(1) and, for W5, default_rng(5), as the peers draw them)"
-"$PYTHON" "$REPO/bench/make_inputs.py" "$OUT_DIR/inputs" --w5 "$W5_LOG2"
+"$PYTHON" "$REPO/bench/make_inputs.py" "$OUT_DIR/inputs" --w5 "$W5_LOG2" --w6 --w8 --w10
 
 echo "== theon + hand ($BENCH ${QUICK[*]} --only $ONLY), default threads"
 "$BENCH" "${QUICK[@]}" --only "$ONLY" --w5-log2 "$W5_LOG2" --inputs "$OUT_DIR/inputs" --csv "$OUT_DIR/theon.csv" \

@@ -1,10 +1,12 @@
-// theon_bench: the CPU variants of W1 (seed_small), W2 (seed_large), W3 (seed_chain) and
-// W5 (fused_chain) of ../shared/bench/WORKLOADS.md (sections 1, 2, 4 and 5), timed for Theon
+// theon_bench: the CPU variants of W1 (seed_small), W2 (seed_large), W3 (seed_chain), W5
+// (fused_chain), W6 (mlp_train_step), W7 (softmax_rows), W8 (gemm) and W10 (rnn_step, per-step)
+// of ../shared/bench/WORKLOADS.md (sections 1, 2, 4 and 5), timed for Theon
 // and (W1-W3) for a hand-written C++ loop computing the same function, in one run; and two
 // measurements of Theon itself: COMPILE (compile time of a 100-op graph, cold and warm disk
 // cache) and OVERHEAD (per-call cost of a 3-node function on 4 elements).
 //
-//   theon_bench [--quick] [--csv PATH] [--inputs DIR] [--only W1,W2,W3,W5,W7,COMPILE,OVERHEAD]
+//   theon_bench [--quick] [--csv PATH] [--inputs DIR]
+//               [--only W1,W2,W3,W5,W6,W7,W8,W10,COMPILE,OVERHEAD]
 //               [--w5-log2 N] [--diag] [--peer NAME] [--no-hand]
 //
 // Inputs: --inputs DIR reads the .npy files that bench/make_inputs.py writes (drawn with
@@ -45,6 +47,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -80,10 +83,10 @@ bool selected(const Options& o, const std::string& wl) {
 
 // ---------------------------------------------------------------- .npy reading
 // Reads a little-endian, C-order .npy file (format 1.0-3.0) written by numpy.save, of element
-// type T ('<f4' float, '<i8' int64_t).
+// type T ('<f4' float, '<f8' double, '<i8' int64_t).
 template <class T>
 std::vector<T> read_npy(const std::string& path, std::vector<int64_t>& shape) {
-  const char* descr = sizeof(T) == 4 ? "'descr': '<f4'" : "'descr': '<i8'";
+  const char* descr = std::is_same_v<T, double> ? "'descr': '<f8'" : sizeof(T) == 4 ? "'descr': '<f4'" : "'descr': '<i8'";
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);
   char magic[8];
@@ -577,6 +580,267 @@ void run_w7(const Options& o, Rows& rows, const std::string& thread_note) {
   }
 }
 
+// ---------------------------------------------------------------- W8 gemm
+// C = A @ B, 1024^3 float32 strict (section 5), A and B resident (Arrays passed each call, no
+// copy), a new output each call. Inputs: --inputs DIR/w8_{A,B,rows}.npy (make_inputs.py --w8:
+// default_rng(8), check rows default_rng(88)); else drawn here (noted). Check: 64 rows against
+// float64. Figure: GFLOP/s at 2.147e9 flop a call.
+void run_w8(const Options& o, Rows& rows, const std::string& thread_note) {
+  constexpr int64_t n = 1024;
+  const std::string variant = "strict:1024^3";
+  try {
+    std::vector<float> a, b;
+    std::vector<int64_t> check;
+    std::string source;
+    if (!o.inputs.empty() && std::filesystem::exists(o.inputs + "/w8_A.npy")) {
+      std::vector<int64_t> s;
+      a = read_npy<float>(o.inputs + "/w8_A.npy", s);
+      if (s != std::vector<int64_t>{n, n}) throw std::runtime_error("w8_A.npy: wrong shape");
+      b = read_npy<float>(o.inputs + "/w8_B.npy", s);
+      if (s != std::vector<int64_t>{n, n}) throw std::runtime_error("w8_B.npy: wrong shape");
+      check = read_npy<int64_t>(o.inputs + "/w8_rows.npy", s);
+      source = "inputs=numpy default_rng(8) ";
+    } else {
+      std::mt19937_64 rng(8);
+      std::normal_distribution<float> n01;
+      a.resize(static_cast<size_t>(n * n));
+      b.resize(static_cast<size_t>(n * n));
+      for (auto& e : a) e = n01(rng);
+      for (auto& e : b) e = n01(rng);
+      std::uniform_int_distribution<int64_t> pick(0, n - 1);
+      check.resize(64);
+      for (auto& r : check) r = pick(rng);
+      source = "inputs=mt19937_64 N(0;1) (NOT numpy default_rng: pass --inputs) ";
+    }
+    std::vector<double> ref(check.size() * n, 0.0);
+    for (size_t i = 0; i < check.size(); ++i)
+      for (int64_t p = 0; p < n; ++p) {
+        const double av = a[static_cast<size_t>(check[i] * n + p)];
+        const float* brow = b.data() + p * n;
+        double* r = ref.data() + i * n;
+        for (int64_t j = 0; j < n; ++j) r[j] += av * brow[j];
+      }
+    const Array A = Array::from_vector<float>(a, Shape{n, n}), B = Array::from_vector<float>(b, Shape{n, n});
+    std::vector<float>().swap(a);
+    std::vector<float>().swap(b);
+    Var av = tensor::matrix("A", DType::Float32), bv = tensor::matrix("B", DType::Float32);
+    Function f = function({av, bv}, {tensor::dot(av, bv)}, {.name = "W8"});
+    std::cout << "# W8 theon program:\n" << f.explain() << std::flush;
+    Array out = f({A, B})[0];
+    std::string why;
+    double err = INFINITY;
+    if (out.dtype() == DType::Float32 && out.shape() == Shape{n, n}) {
+      const Array oc = out.contiguous();
+      std::vector<float> picked;
+      for (int64_t r : check) picked.insert(picked.end(), oc.data<float>() + r * n, oc.data<float>() + (r + 1) * n);
+      err = rel_err(picked.data(), picked.size(), ref, why);
+    } else {
+      why = "dtype/shape " + shape_str(out.shape()) + " ";
+    }
+    out = Array();
+    Array last;
+    Measured m = measure([&](int64_t) { last = f({A, B})[0]; }, Timing{2, 10, 1}, o.quick);
+    const double s_call = m.median;
+    const bool ok = err == err && err <= kStrict;
+    rows.add("W8", o.peer, variant, Rows::fmt(2.0 * n * n * n / s_call / 1e9, "%.2f"), "GFLOP/s",
+             Rows::fmt(s_call * 1e6, "%.5g"), Rows::fmt(m.spread_pct, "%.1f"), Rows::fmt(err, "%.2e"),
+             Rows::fmt(kStrict, "%.0e"), ok ? "ok" : "FAIL",
+             m.note + thread_note + source + "A @ B; new output Array per call " + why);
+  } catch (const std::exception& e) {
+    rows.status("W8", o.peer, variant, "ERROR", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- W10 rnn_step
+// h_new = tanh(h @ U + x @ Wx + b), per-step: h a shared variable advanced by the function's
+// update (as a Theano user writes it and as the PyTensor peer runs it), U, x, Wx, b shared;
+// the function takes and returns nothing. Inputs: --inputs DIR/w10_{h0,U,x,Wx,b}.npy
+// (make_inputs.py --w10, default_rng(10)); else drawn here (noted). Check: 100 steps from h0
+// against float64. Figure: us/step (100 warm-up steps, R = 20 samples of K = 500 steps).
+// The whole-loop variant needs scan, which Theon does not have yet.
+void run_w10(const Options& o, Rows& rows, const std::string& thread_note) {
+  const std::string variant = "per-step";
+  try {
+    std::vector<float> h0, U, x, Wx, b;
+    std::string source;
+    auto load = [&](const char* name, std::vector<int64_t> want) {
+      std::vector<int64_t> s;
+      std::vector<float> v = read_npy<float>(o.inputs + "/w10_" + name + ".npy", s);
+      if (s != want) throw std::runtime_error(std::string("w10_") + name + ".npy: wrong shape");
+      return v;
+    };
+    if (!o.inputs.empty() && std::filesystem::exists(o.inputs + "/w10_h0.npy")) {
+      h0 = load("h0", {64, 64});
+      U = load("U", {64, 64});
+      x = load("x", {64, 32});
+      Wx = load("Wx", {32, 64});
+      b = load("b", {64});
+      source = "inputs=numpy default_rng(10) ";
+    } else {
+      std::mt19937_64 rng(10);
+      std::normal_distribution<double> n01;
+      auto draw = [&](size_t count, double scale) {
+        std::vector<float> v(count);
+        for (auto& e : v) e = static_cast<float>(n01(rng) * scale);
+        return v;
+      };
+      U = draw(64 * 64, 0.0625);
+      x = draw(64 * 32, 1.0);
+      Wx = draw(32 * 64, 1.0 / std::sqrt(32.0));
+      b = draw(64, 0.1);
+      h0 = draw(64 * 64, 0.5);
+      source = "inputs=mt19937_64 N(0;1) (NOT numpy default_rng: pass --inputs) ";
+    }
+    // float64 reference: 100 steps from h0.
+    std::vector<double> h(h0.begin(), h0.end()), xw(64 * 64, 0.0), next(64 * 64);
+    for (int i = 0; i < 64; ++i)
+      for (int p = 0; p < 32; ++p)
+        for (int j = 0; j < 64; ++j) xw[i * 64 + j] += double(x[i * 32 + p]) * double(Wx[p * 64 + j]);
+    for (int step = 0; step < 100; ++step) {
+      for (int i = 0; i < 64; ++i)
+        for (int j = 0; j < 64; ++j) {
+          double acc = xw[i * 64 + j] + double(b[j]);
+          for (int p = 0; p < 64; ++p) acc += h[i * 64 + p] * double(U[p * 64 + j]);
+          next[i * 64 + j] = std::tanh(acc);
+        }
+      h.swap(next);
+    }
+    const Array H0 = Array::from_vector<float>(h0, Shape{64, 64});
+    SharedVar hs = shared(H0.copy(), "h");
+    SharedVar Us = shared(Array::from_vector<float>(U, Shape{64, 64}), "U");
+    SharedVar xs = shared(Array::from_vector<float>(x, Shape{64, 32}), "x");
+    SharedVar Wxs = shared(Array::from_vector<float>(Wx, Shape{32, 64}), "Wx");
+    SharedVar bs = shared(Array::from_vector<float>(b, Shape{64}), "b");
+    FunctionOptions opts;
+    opts.name = "W10";
+    opts.updates = {{hs, tensor::tanh(tensor::dot(hs, Us) + tensor::dot(xs, Wxs) + bs)}};
+    Function f = function({}, {}, opts);
+    std::cout << "# W10 theon program:\n" << f.explain() << std::flush;
+    for (int i = 0; i < 100; ++i) f({});
+    std::string why;
+    double err = INFINITY;
+    const Array got = hs.get_value();
+    if (got.dtype() == DType::Float32 && got.shape() == Shape{64, 64}) {
+      const Array gc = got.contiguous();
+      err = rel_err(gc.data<float>(), 64 * 64, h, why);
+    } else {
+      why = "dtype/shape " + shape_str(got.shape()) + " ";
+    }
+    hs.set_value(H0.copy());
+    Measured m = measure([&](int64_t) { f({}); }, Timing{100, 20, 500}, o.quick);
+    const double us = m.median * 1e6;
+    const bool ok = err == err && err <= kStrict;
+    rows.add("W10", o.peer, variant, Rows::fmt(us, "%.4g"), "us/step", Rows::fmt(us, "%.4g"),
+             Rows::fmt(m.spread_pct, "%.1f"), Rows::fmt(err, "%.2e"), Rows::fmt(kStrict, "%.0e"), ok ? "ok" : "FAIL",
+             m.note + thread_note + source +
+                 "h shared; updates=[(h; tanh(h@U + x@Wx + b))]; no scan yet (no whole-loop row) " + why);
+  } catch (const std::exception& e) {
+    rows.status("W10", o.peer, variant, "ERROR", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- W6 mlp_train_step
+// MLP 784-1024-1024-10 (ReLU, mean softmax cross-entropy with int64 labels, SGD p -= 0.01 g in
+// place through updates), B = 256 (section 5), written as the PyTensor peer writes it: the
+// parameters and the 4 batches in shared variables, the step a function of the batch index i
+// with givens X <- X_all[i*B:(i+1)*B], y <- y_all[i*B:(i+1)*B], returning the loss. Inputs
+// (required): --inputs DIR/w6_*.npy from make_inputs.py --w6 (default_rng(6), and the float64
+// loss and gradients of the first step that the check compares with). Check (first step on
+// batch 0): the loss (rel. error <= 1e-4) and every parameter's update p_after - p_before
+// against -0.01 g64 (||upd + 0.01 g|| / ||0.01 g|| <= 5e-3). Figure: steps/s (5 warm-up steps,
+// R = 20 samples of K = 3 steps; step i uses batch i mod 4).
+void run_w6(const Options& o, Rows& rows, const std::string& thread_note) {
+  constexpr int64_t B = 256;
+  const std::string variant = "sgd:B=256";
+  try {
+    if (o.inputs.empty() || !std::filesystem::exists(o.inputs + "/w6_p0.npy")) {
+      rows.status("W6", o.peer, variant, "SKIP", "needs --inputs DIR from bench/make_inputs.py DIR --w6");
+      return;
+    }
+    const std::vector<Shape> pshape = {{784, 1024}, {1024}, {1024, 1024}, {1024}, {1024, 10}, {10}};
+    const char* pname[] = {"W1", "b1", "W2", "b2", "W3", "b3"};
+    std::vector<Array> p0;
+    std::vector<std::vector<double>> g64;
+    std::vector<int64_t> s;
+    for (size_t k = 0; k < 6; ++k) {
+      std::vector<float> v = read_npy<float>(o.inputs + "/w6_p" + std::to_string(k) + ".npy", s);
+      if (Shape(s.begin(), s.end()) != pshape[k]) throw std::runtime_error("w6_p" + std::to_string(k) + ".npy: wrong shape");
+      p0.push_back(Array::from_vector<float>(v, pshape[k]));
+      g64.push_back(read_npy<double>(o.inputs + "/w6_ref_g" + std::to_string(k) + ".npy", s));
+    }
+    const double loss64 = read_npy<double>(o.inputs + "/w6_ref_loss.npy", s).at(0);
+    std::vector<float> xall;
+    std::vector<int64_t> yall;
+    for (int i = 0; i < 4; ++i) {
+      std::vector<float> xv = read_npy<float>(o.inputs + "/w6_X" + std::to_string(i) + ".npy", s);
+      if (s != std::vector<int64_t>{B, 784}) throw std::runtime_error("w6_X.npy: wrong shape");
+      xall.insert(xall.end(), xv.begin(), xv.end());
+      std::vector<int64_t> yv = read_npy<int64_t>(o.inputs + "/w6_y" + std::to_string(i) + ".npy", s);
+      yall.insert(yall.end(), yv.begin(), yv.end());
+    }
+    SharedVar Xs = shared(Array::from_vector<float>(xall, Shape{4 * B, 784}), "X_all");
+    SharedVar Ys = shared(Array::from_vector<int64_t>(yall, Shape{4 * B}), "y_all");
+    std::vector<SharedVar> params;
+    for (size_t k = 0; k < 6; ++k) params.push_back(shared(p0[k].copy(), pname[k]));
+    Var X = tensor::fmatrix("X");
+    Var y = tensor::lvector("y");
+    Var h1 = tensor::relu(tensor::dot(X, params[0]) + params[1]);
+    Var h2 = tensor::relu(tensor::dot(h1, params[2]) + params[3]);
+    Var z3 = tensor::dot(h2, params[4]) + params[5];
+    Var loss = tensor::mean(tensor::categorical_crossentropy(tensor::softmax(z3), y));
+    std::vector<Var> wrt(params.begin(), params.end());
+    std::vector<Var> grads = grad(loss, wrt);
+    FunctionOptions opts;
+    opts.name = "W6";
+    for (size_t k = 0; k < 6; ++k) opts.updates.push_back({params[k], params[k] - 0.01 * grads[k]});
+    Var i = tensor::lscalar("i");
+    opts.givens = {{X, Xs[{Slice{i * B, (i + 1) * B}}]}, {y, Ys[{Slice{i * B, (i + 1) * B}}]}};
+    Function step = function({i}, {loss}, opts);
+    std::cout << "# W6 theon program:\n" << step.explain() << std::flush;
+    std::vector<Array> idx;
+    for (int k = 0; k < 4; ++k) idx.push_back(Array::scalar(static_cast<double>(k), DType::Int64));
+    // The check: the first step on batch 0 from the initial parameters.
+    const Array l = step({idx[0]})[0];
+    double err = INFINITY, worst = 0;
+    std::string why;
+    bool ok = false;
+    if (l.dtype() == DType::Float32 && l.size() == 1) {
+      const double got = l.item();
+      err = std::fabs(got - loss64) / std::fabs(loss64);
+      ok = err == err && err <= 1e-4;
+      for (size_t k = 0; k < 6; ++k) {
+        const Array after = params[k].get_value().contiguous();
+        const Array before = p0[k].contiguous();
+        if (after.dtype() != DType::Float32 || after.shape() != pshape[k]) {
+          ok = false;
+          why += std::string(pname[k]) + " dtype/shape " + shape_str(after.shape()) + " ";
+          continue;
+        }
+        double num = 0, den = 0;
+        for (int64_t e = 0; e < after.size(); ++e) {
+          const double upd = double(after.data<float>()[e]) - double(before.data<float>()[e]);
+          const double want = -0.01 * g64[k][static_cast<size_t>(e)];
+          num += (upd - want) * (upd - want);
+          den += want * want;
+        }
+        const double e = std::sqrt(num) / std::sqrt(den);
+        if (!(e <= 5e-3)) ok = false;
+        worst = std::max(worst, e == e ? e : INFINITY);
+      }
+    } else {
+      why = "loss dtype/shape " + shape_str(l.shape()) + " ";
+    }
+    Measured m = measure([&](int64_t k) { step({idx[static_cast<size_t>(k) % 4]}); }, Timing{5, 20, 3}, o.quick);
+    rows.add("W6", o.peer, variant, Rows::fmt(1.0 / m.median, "%.2f"), "steps/s", Rows::fmt(m.median * 1e6, "%.5g"),
+             Rows::fmt(m.spread_pct, "%.1f"), Rows::fmt(err, "%.2e"), "1e-04", ok ? "ok" : "FAIL",
+             m.note + thread_note + "inputs=numpy default_rng(6) loss_err=" + Rows::fmt(err, "%.2e") +
+                 " max_update_err=" + Rows::fmt(worst, "%.2e") +
+                 " shared params and batches; givens by batch index; updates p - 0.01*g " + why);
+  } catch (const std::exception& e) {
+    rows.status("W6", o.peer, variant, "ERROR", e.what());
+  }
+}
+
 // ---------------------------------------------------------------- COMPILE
 // A DAG of exactly 100 user-level ops (elementwise, with edges back to earlier values, and
 // row reductions broadcast back) over x (64, 256) float32. Built, compiled (function()) and run
@@ -786,7 +1050,8 @@ void usage() {
                "  --csv PATH     write the CSV (WORKLOADS.md section 4 columns) to PATH\n"
                "  --inputs DIR   .npy inputs from bench/make_inputs.py (numpy default_rng(1));\n"
                "                 without it the data come from std::mt19937_64 (noted per row)\n"
-               "  --only LIST    comma list of W1, W2, W3, W5, W7, COMPILE, OVERHEAD (default: W1,W2,W3)\n"
+               "  --only LIST    comma list of W1, W2, W3, W5, W6, W7, W8, W10, COMPILE, OVERHEAD\n"
+               "                 (default: W1,W2,W3; W6 needs --inputs from make_inputs.py --w6)\n"
                "  --w5-log2 N    W5 size n = 2^N (default 24, section 5's CPU size)\n"
                "  --diag         also time sub-graphs (dot, + b, relu, exp, log) and print DIAG lines\n"
                "  --peer NAME    the peer column of Theon's rows (default theon-cpu; run_cpu.sh uses\n"
@@ -856,7 +1121,10 @@ int main(int argc, char** argv) {
     for (const auto& w : wls)
       if (selected(o, w.name)) run_workload(o, w, rows, thread_note);
     if (selected(o, "W5")) run_w5(o, rows, thread_note);
+    if (selected(o, "W6")) run_w6(o, rows, thread_note);
     if (selected(o, "W7")) run_w7(o, rows, thread_note);
+    if (selected(o, "W8")) run_w8(o, rows, thread_note);
+    if (selected(o, "W10")) run_w10(o, rows, thread_note);
     if (selected(o, "COMPILE")) run_compile(o, rows);
     if (selected(o, "OVERHEAD")) run_overhead(o, rows);
     if (o.diag) run_diag(o);

@@ -59,6 +59,18 @@ Array to_any_array(nb::handle obj);
 void wait_for_device(Device device);
 
 DType dtype_from_dlpack(nb::dlpack::dtype dt);
+
+/// NumPy's C API (numpy_capi.cpp): loaded once when the module is imported.
+void init_numpy_capi();
+/// The per-call fast path: an exact numpy.ndarray of a theon dtype in native byte order into
+/// `out` (zero-copy, no lock); false, touching nothing, for anything else (subclasses,
+/// other dtypes, foreign byte order), which then takes to_array's general path.
+bool plain_numpy_to_array(PyObject* obj, Array& out);
+/// A new reference to a numpy.ndarray viewing host array `a` (zero-copy), or nullptr where
+/// NumPy has no such dtype (bfloat16) or `a` has no memory (size 0 without a buffer).
+PyObject* host_array_to_numpy(const Array& a);
+/// How many NumPy arrays plain_numpy_to_array's views keep alive.
+size_t live_fast_owner_count();
 nb::dlpack::dtype dtype_to_dlpack(DType t);
 
 }  // namespace theon::py

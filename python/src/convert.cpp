@@ -168,6 +168,8 @@ nb::dlpack::dtype dtype_to_dlpack(DType t) {
 }
 
 Array to_array(nb::handle obj) {
+  Array fast;
+  if (plain_numpy_to_array(obj.ptr(), fast)) return fast;
   nb::ndarray<nb::ro, nb::device::cpu> a;
   if (!nb::try_cast(obj, a, /*convert=*/false))
     throw TypeError(std::string("expected a NumPy array (or a CPU array with DLPack), got ") +
@@ -281,6 +283,7 @@ nb::object to_numpy(const Array& a) {
     }
     return to_numpy(host);
   }
+  if (PyObject* fast = host_array_to_numpy(a)) return nb::steal(fast);
   auto* keep = new std::shared_ptr<Buffer>(a.buffer());
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
   const size_t nd = static_cast<size_t>(a.ndim());
@@ -308,7 +311,7 @@ nb::object to_python(const Array& a) {
 namespace theon::py {
 size_t live_owner_count() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  return g_owners->size();
+  return g_owners->size() + live_fast_owner_count();
 }
 size_t live_device_owner_count() {
   std::lock_guard<std::mutex> lock(g_mutex);

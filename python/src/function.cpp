@@ -9,6 +9,43 @@
 #include <nanobind/stl/vector.h>
 
 namespace theon::py {
+namespace {
+
+// The fast path of Function.__call__ (compile/__init__.py): built once per function with the
+// inputs' dtypes; a call whose arguments are all exact NumPy arrays of exactly those dtypes
+// (what the Python-level conversion would pass through unchanged) runs with no Python code
+// and no per-argument checks beyond a type and a dtype comparison. Anything else (another
+// count of arguments, lists, scalars, other dtypes, subclasses, device arrays) answers
+// NotImplemented before anything ran, and the caller takes the general path, whose messages
+// and conversions are the reference.
+struct CallPlan {
+  Function f;
+  std::vector<DType> dtypes;
+  bool single = false;
+
+  nb::object operator()(nb::handle args) const {
+    PyObject* t = args.ptr();
+    if (!PyTuple_Check(t) || static_cast<size_t>(PyTuple_GET_SIZE(t)) != dtypes.size())
+      return nb::borrow(Py_NotImplemented);
+    std::vector<Array> inputs(dtypes.size());
+    for (size_t k = 0; k < dtypes.size(); ++k)
+      if (!plain_numpy_to_array(PyTuple_GET_ITEM(t, k), inputs[k]) || inputs[k].dtype() != dtypes[k])
+        return nb::borrow(Py_NotImplemented);
+    std::vector<Array> outputs;
+    {
+      nb::gil_scoped_release release;
+      outputs = f(inputs);
+    }
+    inputs.clear();  // with the GIL held: the views' deleters drop their references at once
+    if (single && outputs.size() == 1) return to_python(outputs[0]);
+    nb::list result;
+    for (const Array& a : outputs) result.append(to_python(a));
+    if (single) return result[0];
+    return result;
+  }
+};
+
+}  // namespace
 
 void init_function(nb::module_& m) {
   nb::class_<NodeInfo>(m, "NodeInfo", "A node of a compiled program (theon::NodeInfo).")
@@ -18,6 +55,17 @@ void init_function(nb::module_& m) {
       .def_ro("device", &NodeInfo::device)
       .def_ro("kernel", &NodeInfo::kernel)
       .def_ro("reason", &NodeInfo::reason);
+
+  nb::class_<CallPlan>(m, "CallPlan", "Function.__call__'s fast path for exact NumPy arguments (function.cpp).")
+      .def("__init__", [](CallPlan* p, const Function& f, const std::vector<std::string>& dtypes, bool single) {
+        std::vector<DType> ts;
+        ts.reserve(dtypes.size());
+        for (const std::string& d : dtypes) ts.push_back(parse_dtype(d));
+        new (p) CallPlan{f, std::move(ts), single};
+      }, nb::arg("function"), nb::arg("dtypes"), nb::arg("single"))
+      .def("__call__", &CallPlan::operator(), nb::arg("args"),
+           "Runs the function on a tuple of exact NumPy arrays of the inputs' dtypes; NotImplemented (nothing "
+           "run) for any other arguments.");
 
   nb::class_<Function>(m, "Function", "A compiled function (theon::Function).")
       .def("__call__", [](const Function& f, const std::vector<nb::object>& args) {

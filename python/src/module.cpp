@@ -3,6 +3,7 @@
 
 NB_MODULE(_core, m) {
   m.doc() = "Theon's C++ core (nanobind); use the `theon` package, not this module directly.";
+  theon::py::init_numpy_capi();
   theon::py::init_errors(m);
   theon::py::init_array(m);
   theon::py::init_device(m);

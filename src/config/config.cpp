@@ -30,7 +30,7 @@ std::string lower(std::string s) {
 bool is_theano_only_key(const std::string& key) {
   static const std::set<std::string> keys = {
       "force_device", "init_gpu_device", "warn_float64", "exception_verbosity", "lib.cnmem",
-      "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp", "openmp_elemwise_minsize",
+      "gpuarray.preallocate", "gpuarray.sched", "nvcc.fastmath", "nvcc.flags", "openmp",
       "dnn.enabled", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_data", "dnn.conv.algo_bwd_filter", "blas.ldflags",
       "traceback.limit", "scan.allow_gc", "allow_gc", "linker", "optimizer", "cycle_detection", "on_opt_error",
       "gcc.cxxflags", "base_compiledir", "unittests.rseed", "assert_no_cpu_op",
@@ -107,6 +107,9 @@ void validate(const std::string& key, const Config& c) {
     if (v != "off" && v != "ignore" && v != "warn" && v != "raise" && v != "pdb")
       throw ConfigError("config option 'compute_test_value' must be off, ignore, warn, raise or pdb, got '" + v + "'");
   }
+  if (key == "openmp_elemwise_minsize" && c.openmp_elemwise_minsize < 0)
+    throw ConfigError("config option 'openmp_elemwise_minsize' must be 0 or more (elements), got " +
+                      std::to_string(c.openmp_elemwise_minsize));
   if (key == "device") {
     const std::string& d = c.device;
     if (d == "auto")

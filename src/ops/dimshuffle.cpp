@@ -5,6 +5,7 @@
 
 #include <theon/error.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 namespace theon::ops {
@@ -93,26 +94,35 @@ VarPtr transpose(const VarPtr& x, std::vector<int> axes) {
 }
 
 std::vector<Shape> DimShuffle::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  // Run on every call (the executor's shape check): two allocations, no copy of the shape.
   const Shape& in = inputs[0].shape();
-  std::vector<bool> used(in.size(), false);
-  Shape out;
-  for (int p : pattern_) {
-    out.push_back(p < 0 ? 1 : in[p]);
-    if (p >= 0) used[p] = true;
-  }
   for (size_t d = 0; d < in.size(); ++d)
-    if (!used[d] && in[d] != 1)
+    if (in[d] != 1 && std::find(pattern_.begin(), pattern_.end(), static_cast<int>(d)) == pattern_.end())
       throw ShapeError(node.describe() + ": dropped dim " + std::to_string(d) + " of " + node.input(0)->label() +
                        " has size " + std::to_string(in[d]) + " (shape " + shape_str(in) + "), expected 1");
-  return {out};
+  std::vector<Shape> out(1);
+  out[0].resize(pattern_.size());
+  for (size_t i = 0; i < pattern_.size(); ++i) out[0][i] = pattern_[i] < 0 ? 1 : in[pattern_[i]];
+  return out;
 }
 
 void DimShuffle::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  // A view, on every call of a function: the shape and strides are filled in place (one
+  // allocation each, none for infer_shape's vectors); a dropped dim that is not 1 goes through
+  // infer_shape for its message.
   const Array& in = inputs[0];
-  Shape shape = infer_shape(node, inputs)[0];
-  Strides strides;
-  for (int p : pattern_) strides.push_back(p < 0 ? 0 : in.strides()[p]);
-  outputs[0] = Array(in.buffer(), in.dtype(), shape, strides, in.offset());
+  const Shape& is = in.shape();
+  for (size_t d = 0; d < is.size(); ++d)
+    if (is[d] != 1 && std::find(pattern_.begin(), pattern_.end(), static_cast<int>(d)) == pattern_.end())
+      (void)infer_shape(node, inputs);  // throws ShapeError
+  Shape shape(pattern_.size());
+  Strides strides(pattern_.size());
+  for (size_t i = 0; i < pattern_.size(); ++i) {
+    const int p = pattern_[i];
+    shape[i] = p < 0 ? 1 : is[p];
+    strides[i] = p < 0 ? 0 : in.strides()[p];
+  }
+  outputs[0] = Array(in.buffer(), in.dtype(), std::move(shape), std::move(strides), in.offset());
 }
 
 }  // namespace theon::ops

@@ -148,6 +148,10 @@ def _pairs(d, what):
     return out
 
 
+# dtypes with a NumPy equivalent: functions of only these inputs get Function._plan.
+_PLAN_DTYPES = frozenset(d.name for d in _SUPPORTED)
+
+
 class Function:
     """A compiled function: ``f(*inputs)`` returns one NumPy array for a single output, a
     list for a list of outputs (DeviceArrays for outputs left on a GPU by outputs_on_device)."""
@@ -164,6 +168,12 @@ class Function:
         self._build = None    # function()'s arguments, for copy()
         self._name = None     # a copy's name when it shares the compiled program
         self._monitor = None  # MonitorMode's per-node evaluation (compile/monitormode.py)
+        # The call's fast path (python/src/function.cpp): exact NumPy arrays of the inputs'
+        # dtypes go straight to the compiled program; it answers NotImplemented for anything
+        # else, which then takes _convert below. None when MonitorMode needs the general path
+        # (function() and copy() clear it).
+        self._plan = _core.CallPlan(fn, [dt.name for dt in self._dtypes], single) \
+            if all(dt.name in _PLAN_DTYPES for dt in self._dtypes) else None
 
     @property
     def name(self):
@@ -194,6 +204,8 @@ class Function:
             f = Function(self._fn, self._ins, self._single, b["allow_input_downcast"])
             f.maker = self.maker
             f._build, f._name, f._monitor = b, new_name, self._monitor
+            if f._monitor is not None:
+                f._plan = None
             return f
         kw = dict(b)
         kw["name"] = new_name
@@ -262,6 +274,10 @@ class Function:
         return conv
 
     def __call__(self, *args, **kwargs):
+        if self._plan is not None and not kwargs:  # None with MonitorMode
+            out = self._plan(args)
+            if out is not NotImplemented:
+                return out
         n = len(self._ins)
         if len(args) > n:
             raise TheonTypeError(f"function '{self.name}' takes {n} input(s), got {len(args)}")
@@ -356,6 +372,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
     f._build = build
     if monitor is not None:
         f._monitor = monitor.attach(f, ins, out_vars, ups, gv)
+        f._plan = None  # so does MonitorMode's per-node evaluation
     return f
 
 

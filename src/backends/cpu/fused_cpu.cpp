@@ -1,5 +1,6 @@
 #include "backends/cpu/fused_cpu.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "backends/scalar_program_render.hpp"
 #include "util/kernel_cache.hpp"
 #include "util/process.hpp"
@@ -684,8 +685,8 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   }
   for (auto& a : inputs) ptrs.push_back(static_cast<char*>(a.data()));
   // Blocks of B elements along the inner dim, handed out dynamically in groups of about 16K
-  // elements from 32K elements up: a thread that the OS deschedules (a shared machine) then
-  // costs its share of one group, not half the call. (The same schedule the kernels had as
+  // elements from parallel_threads' threshold up (parallel.hpp): a thread that the OS
+  // deschedules (a shared machine) then costs its share of one group, not half the call. (The same schedule the kernels had as
   // `omp parallel for schedule(dynamic, grain)` when they were compiled with OpenMP.)
   const int64_t n = cs.back(), rows = shape_size(cs) / n;
   const int64_t total = rows * ((n + kBlock - 1) / kBlock);
@@ -693,9 +694,10 @@ bool run_generated(const Composite& op, const std::shared_ptr<const graph::Op>& 
   const int64_t* sh = shape.data();
   char* const* pp = ptrs.data();
   const int64_t* sp = strides.data();
-  if (rows * n >= (1 << 15) && total > 1) {
+  const int threads = total > 1 ? parallel_threads(rows * n) : 1;
+  if (threads > 1) {
     const int64_t groups = (total + grain - 1) / grain;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t g = 0; g < groups; ++g) fn(sh, pp, sp, g * grain, std::min(total, (g + 1) * grain));
   } else {
     fn(sh, pp, sp, 0, total);

@@ -5,6 +5,7 @@
 // sums in double.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "backends/cpu/softmax_rows.hpp"
 #include "ops/matmul.hpp"
 #include "ops/nnet.hpp"
@@ -27,9 +28,7 @@ using ops::input_label;
 
 namespace {
 
-// Rows x classes at which the row loops go parallel: below it a thread team costs more
-// than the exps it would share.
-constexpr int64_t kParallelElements = int64_t(1) << 15;
+// The row loops go parallel by parallel_threads(rows x classes) (parallel.hpp).
 
 int num_inputs(const Apply& node) { return static_cast<int>(node.inputs().size()); }
 
@@ -170,10 +169,10 @@ void softmax_xent_loop(const Apply& node, const std::vector<Array>& inputs, std:
       const T* px = x.data<T>();
       T* loss = outputs[0].data<T>();
       T* psm = outputs[1].data<T>();  // outputs arrive contiguous
-      const bool parallel = rows > 1 && rows * classes >= kParallelElements;
-      (void)parallel;  // unused without OpenMP
+      const int threads = rows > 1 ? parallel_threads(rows * classes) : 1;
+      (void)threads;  // unused without OpenMP
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
 #endif
       for (int64_t i = 0; i < rows; ++i) {
         const T* xi = px + i * rs;
@@ -207,10 +206,10 @@ void softmax_xent_grad_loop(const Apply& node, const std::vector<Array>& inputs,
       const T* pd = dy.data<T>();
       const T* ps = sm.data<T>();
       T* po = outputs[0].data<T>();
-      const bool parallel = rows > 1 && rows * classes >= kParallelElements;
-      (void)parallel;
+      const int threads = rows > 1 ? parallel_threads(rows * classes) : 1;
+      (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
 #endif
       for (int64_t i = 0; i < rows; ++i) {
         const double d = pd[i * ds];

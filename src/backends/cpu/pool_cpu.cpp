@@ -9,6 +9,7 @@
 // false); these loops keep Theano's semantics for every dtype and layout.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "ops/pool.hpp"
 #include "util/dispatch.hpp"
 
@@ -22,18 +23,15 @@ using graph::Apply;
 
 namespace {
 
-// Threads from this many output elements on: below it a team costs more than the loop.
-constexpr int64_t kParallelElements = int64_t(1) << 14;
-
 // Runs fn(plane, i0, i1, i2, out_index) over every element of an output of `planes` planes of
 // e[0] x e[1] x e[2] elements, planes split among threads.
 template <class Fn>
 void for_each_element(int64_t planes, const long long* e, Fn&& fn) {
   const int64_t per_plane = e[0] * e[1] * e[2];
-  const bool parallel = planes > 1 && planes * per_plane >= kParallelElements;
-  (void)parallel;
+  const int threads = planes > 1 ? parallel_threads(planes * per_plane) : 1;  // parallel.hpp
+  (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
 #endif
   for (int64_t p = 0; p < planes; ++p) {
     int64_t o = p * per_plane;

@@ -3,6 +3,7 @@
 // chunking change nothing. The next state is [seed, calls + 1]. Also Assert, which random
 // streams use to check parameters known only at run time, and Print (theano.printing.Print).
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 
 #include "ops/assert.hpp"
 #include "ops/print.hpp"
@@ -19,7 +20,9 @@ void draw(const ops::RandomDraw& op, uint32_t seed, uint64_t calls, Array& out) 
   const int64_t blocks = (n + per - 1) / per;
   const random::Distribution d = op.distribution();
   const uint32_t stream = op.stream();
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  const int threads = parallel_threads(n);  // parallel.hpp
+  (void)threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t b = 0; b < blocks; ++b) {
     const random::Block block = random::draw_block(seed, stream, calls, static_cast<uint64_t>(b));
     for (int j = 0; j < per && b * per + j < n; ++j) p[b * per + j] = random::draw_element<T>(d, block, j);

@@ -3,6 +3,7 @@
 // CUDA reductions do.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "backends/cpu/reduce_accumulate.hpp"
 #include "ops/argmax.hpp"
 #include "ops/cumulative.hpp"
@@ -216,7 +217,9 @@ void sort_lanes(const ops::Sort& op, const Array& in, Array& out) {
     lane_out.push_back(off[1]);
   });
   const int64_t lanes = static_cast<int64_t>(lane_in.size());
-#pragma omp parallel if (lanes > 1 && lanes * n > 32768)
+  const int threads = lanes > 1 ? parallel_threads(lanes * n) : 1;  // parallel.hpp
+  (void)threads;
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
     std::vector<int64_t> order(n);
 #pragma omp for schedule(static)

@@ -1,5 +1,7 @@
 #include "backends/cpu/softmax_rows.hpp"
 
+#include "backends/cpu/parallel.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,10 +17,6 @@ extern "C" theon_v8f Sleef_expf8_u10avx2(theon_v8f);
 namespace theon::backends::cpu {
 
 namespace {
-
-// Rows x n at which the rows go parallel: below it a thread team costs more than the exps
-// it would share (the same threshold as the other row loops).
-constexpr int64_t kParallelElements = int64_t(1) << 15;
 
 // The row maximum, or NaN when the row holds one.
 float row_max(const float* x, int64_t n) {
@@ -131,8 +129,9 @@ void softmax_row(const float* x, float* y, int64_t n, bool log, bool vector) {
 
 void softmax_rows_f32(const float* x, int64_t x_row, float* y, int64_t y_row, int64_t rows, int64_t n, bool log,
                       bool vector) {
-  const bool parallel = rows > 1 && rows * n >= kParallelElements;
-#pragma omp parallel for schedule(static) if (parallel)
+  const int threads = rows > 1 ? parallel_threads(rows * n) : 1;  // parallel.hpp
+  (void)threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t r = 0; r < rows; ++r) softmax_row(x + r * x_row, y + r * y_row, n, log, vector);
 }
 

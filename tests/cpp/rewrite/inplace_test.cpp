@@ -242,7 +242,7 @@ TEST(InplacePass, FusedKernelWritesIntoItsInput) {
   Var x = tensor::matrix("x");
   Var y = tensor::exp(tensor::softmax(x)) * 3.0 - tensor::softmax(x);
   Function f = function({x}, {y});
-  Array xv = Array::randn({300, 300}, 9);  // large enough for the OpenMP path
+  Array xv = Array::randn({500, 500}, 9);  // large enough for the OpenMP path (openmp_elemwise_minsize)
   Array got = f({xv})[0];
   auto m = f.impl()->memory_report();
   config().cxx = cxx;

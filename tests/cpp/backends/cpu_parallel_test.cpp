@@ -1,0 +1,80 @@
+// parallel_threads (backends/cpu/parallel.hpp): the one rule, from the work's size and the
+// openmp_elemwise_minsize option, by which every CPU loop goes parallel or stays on the
+// calling thread; and the loops give the same results either way.
+#include "backends/cpu/parallel.hpp"
+
+#include <theon/theon.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace theon {
+namespace {
+
+using backends::cpu::parallel_threads;
+
+struct MinsizeGuard {
+  int64_t saved = config().openmp_elemwise_minsize;
+  ~MinsizeGuard() { config().openmp_elemwise_minsize = saved; }
+};
+
+TEST(CpuParallel, BelowTheThresholdNoTeam) {
+  MinsizeGuard guard;
+  config().set("openmp_elemwise_minsize", "1000");
+  EXPECT_EQ(config().openmp_elemwise_minsize, 1000);
+  EXPECT_EQ(parallel_threads(0), 1);
+  EXPECT_EQ(parallel_threads(999), 1);
+#ifdef _OPENMP
+  const int max = omp_get_max_threads();
+  EXPECT_EQ(parallel_threads(1000), std::min(2, max));      // from the threshold: two threads...
+  EXPECT_EQ(parallel_threads(1499), std::min(2, max));
+  EXPECT_EQ(parallel_threads(2000), std::min(4, max));      // ...then one per half threshold
+  EXPECT_EQ(parallel_threads(int64_t(1) << 40), max);       // never more than OpenMP's count
+#endif
+  EXPECT_THROW(config().set("openmp_elemwise_minsize", "-1"), ConfigError);
+  EXPECT_EQ(config().openmp_elemwise_minsize, 1000);  // a refused value changes nothing
+  // The default (Theano's): 50,000 elements on a shared 2-core machine start no team.
+  config().openmp_elemwise_minsize = 200000;
+  EXPECT_EQ(parallel_threads(50000), 1);
+}
+
+TEST(CpuParallel, SameResultsOnOneThreadAndOnMany) {
+  MinsizeGuard guard;
+  // Softmax rows (softmax_rows), a fused elementwise chain (fused_cpu or the interpreter) and
+  // a row sort (reduce_cpu) over 600 x 500 elements, once with every loop on the calling
+  // thread and once split as far as OpenMP allows.
+  Var x = tensor::matrix("x", DType::Float32);
+  Function f = function({x}, {tensor::softmax(x), tensor::tanh(x * 2.0f + 1.0f) * tensor::exp(-x), tensor::sort(x, 1)});
+  const Array xv = Array::randn({600, 500}, 18);
+  config().openmp_elemwise_minsize = int64_t(1) << 40;
+  const std::vector<Array> one = f({xv});
+  config().openmp_elemwise_minsize = 2;
+  const std::vector<Array> many = f({xv});
+  ASSERT_EQ(one.size(), many.size());
+  for (size_t k = 0; k < one.size(); ++k)
+    EXPECT_EQ(one[k].to_vector<float>(), many[k].to_vector<float>()) << "output " << k;
+
+  // The softmax cross-entropy and its gradient (nnet_cpu) and max pooling (pool_cpu).
+  Var y = tensor::vector("y", DType::Int64);
+  Var loss = tensor::sum(tensor::categorical_crossentropy(tensor::softmax(x), y));
+  Var im = tensor::tensor4("im", DType::Float32);
+  Function g = function({x, y, im}, {loss, grad(loss, x), tensor::pool_2d(im, {2, 2}, true)});
+  std::vector<int64_t> labels(600);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 7) % 500);
+  const Array yv = Array::from_vector<int64_t>(labels, Shape{600});
+  const Array imv = Array::randn({4, 8, 64, 64}, 19);
+  config().openmp_elemwise_minsize = int64_t(1) << 40;
+  const std::vector<Array> g1 = g({xv, yv, imv});
+  config().openmp_elemwise_minsize = 2;
+  const std::vector<Array> gn = g({xv, yv, imv});
+  for (size_t k = 0; k < g1.size(); ++k)
+    EXPECT_EQ(g1[k].to_vector<float>(), gn[k].to_vector<float>()) << "output " << k;
+}
+
+}  // namespace
+}  // namespace theon
