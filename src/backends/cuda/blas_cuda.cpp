@@ -30,6 +30,7 @@
 //
 // Size 0: empty outputs do nothing; k == 0 gives zeros (beta * c for Gemm). No op here has
 // data-dependent errors, so nothing is checked on the device.
+#include "backends/cuda/embedded_headers.hpp"
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cublas_handles.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -44,10 +45,6 @@
 #include <algorithm>
 #include <string>
 #include <vector>
-
-namespace theon::detail {
-extern const char* const kNnetOpsHeader;  // ops/scalar/nnet_ops.hpp, embedded at build time (CMakeLists.txt)
-}  // namespace theon::detail
 
 namespace theon::backends::cuda {
 namespace {
@@ -85,11 +82,7 @@ std::string epilogue_kernel_name(DType t) { return std::string("theon_gemm_epilo
 
 // The shared per-element definitions (ops/scalar/nnet_ops.hpp, embedded at build time).
 const std::string& nnet_ops_text() {
-  static const std::string text = [] {
-    std::string t = detail::kNnetOpsHeader;
-    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
-    return t;
-  }();
+  static const std::string text = pasteable(detail::kNnetOpsHeader);
   return text;
 }
 

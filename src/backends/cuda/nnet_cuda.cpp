@@ -14,6 +14,7 @@
 // records the lowest such row in a device word (atomicMin) and writes NaN/0 instead of
 // reading out of bounds; run() copies the word back after the launch (one stream sync)
 // and raises the CPU's IndexError, naming the op, the row, the label and the shapes.
+#include "backends/cuda/embedded_headers.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
@@ -26,10 +27,6 @@
 #include <theon/error.hpp>
 
 #include <cstring>
-
-namespace theon::detail {
-extern const char* const kNnetOpsHeader;  // ops/scalar/nnet_ops.hpp, embedded at build time (CMakeLists.txt)
-}  // namespace theon::detail
 
 namespace theon::backends::cuda {
 namespace {
@@ -123,11 +120,7 @@ std::string one_hot_message(const graph::Apply& node, int64_t index, int64_t pos
 // The shared softmax/crossentropy functions (theon::nnet), pasted so the cache key covers
 // them; they include scalar_ops.hpp, an NVRTC header.
 const std::string& nnet_ops_text() {
-  static const std::string text = [] {
-    std::string t = detail::kNnetOpsHeader;
-    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
-    return t;
-  }();
+  static const std::string text = pasteable(detail::kNnetOpsHeader);
   return text;
 }
 

@@ -10,13 +10,10 @@
 // The geometry (sizes, window, stride, padding, mode) and each operand's strides are kernel
 // arguments, so one module serves every shape and layout. No a*b+c in floats: the module
 // compiles without contraction whatever fmad asks (fmad_applies = false).
+#include "backends/cuda/embedded_headers.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 
 #include "ops/pool.hpp"
-
-namespace theon::detail {
-extern const char* const kPoolOpsHeader;  // ops/scalar/pool_ops.hpp, embedded at build time (CMakeLists.txt)
-}
 
 namespace theon::backends::cuda {
 namespace {
@@ -67,11 +64,7 @@ extern "C" __global__ void pool_grad_grad(tp::Geometry g, tp::Strides xs, tp::St
 )CUDA";
 
 const std::string& pool_ops_text() {
-  static const std::string text = [] {
-    std::string t = detail::kPoolOpsHeader;
-    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
-    return t;
-  }();
+  static const std::string text = pasteable(detail::kPoolOpsHeader);
   return text;
 }
 

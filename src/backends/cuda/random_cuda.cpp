@@ -5,6 +5,7 @@
 // call never waits for the host. The sizes are read on the host (they shape the output).
 // The source never contracts a*b+c (fmad_applies = false): the transforms must round as the
 // CPU's do whatever fmad the function asks for.
+#include "backends/cuda/embedded_headers.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 
 #include "ops/assert.hpp"
@@ -12,10 +13,6 @@
 #include "ops/random.hpp"
 
 #include <algorithm>
-
-namespace theon::detail {
-extern const char* const kRandomOpsHeader;  // ops/scalar/philox.hpp, embedded at build time (CMakeLists.txt)
-}
 
 namespace theon::backends::cuda {
 namespace {
@@ -41,11 +38,7 @@ extern "C" __global__ void random_draw(const long long* state, long long* next_s
 )CUDA";
 
 const std::string& random_ops_text() {
-  static const std::string text = [] {
-    std::string t = detail::kRandomOpsHeader;
-    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
-    return t;
-  }();
+  static const std::string text = pasteable(detail::kRandomOpsHeader);
   return text;
 }
 

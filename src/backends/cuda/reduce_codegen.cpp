@@ -1,3 +1,4 @@
+#include "backends/cuda/embedded_headers.hpp"
 #include "backends/cuda/reduce_codegen.hpp"
 
 #include "backends/cuda/cuda_check.hpp"
@@ -11,10 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-namespace theon::detail {
-extern const char* const kReduceOpsHeader;
-}
 
 namespace theon::backends::cuda {
 
@@ -99,11 +96,7 @@ struct ROp {
 }  // namespace
 
 const std::string& reduce_ops_text() {
-  static const std::string text = [] {
-    std::string t = detail::kReduceOpsHeader;  // embedded at build time (CMakeLists.txt)
-    if (auto pos = t.find("#pragma once"); pos != std::string::npos) t.erase(pos, 12);
-    return t;
-  }();
+  static const std::string text = pasteable(detail::kReduceOpsHeader);
   return text;
 }
 
