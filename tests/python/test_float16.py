@@ -143,3 +143,23 @@ def test_conv2d_and_pooling_with_gradients_in_float16():
     assert p16.dtype == np.float16 and g16.dtype == np.float16
     np.testing.assert_allclose(p16, p64, rtol=4e-3, atol=2e-2)
     np.testing.assert_allclose(g16, g64, rtol=4e-3, atol=2e-2)
+
+
+def test_conv_bias_relu_training_step_in_float16_folds_the_bias():
+    # The epilogue passes run before the float16 pass, so a float16 conv + bias still folds
+    # (then computes in float32); values agree with the unfused float32 graph at float16 precision.
+    rng = np.random.default_rng(0)
+    x = T.tensor4("x", dtype="float16")
+    w = theon.shared(rng.standard_normal((4, 3, 3, 3)).astype("float16"), name="w")
+    b = theon.shared((np.arange(4) * 0.1).astype("float16"), name="b")
+    y = T.nnet.relu(T.nnet.conv2d(x, w, border_mode="half") + b.dimshuffle("x", 0, "x", "x"))
+    f = theon.function([x], [y, theon.grad(y.sum(), w)])
+    assert any("epilogue=bias" in str(n.op) for n in f.maker.fgraph.toposort())
+    xv = rng.standard_normal((2, 3, 5, 5)).astype("float16")
+    out, gw = f(xv)
+    assert out.dtype == np.float16 and gw.dtype == np.float16
+    x32 = T.tensor4("x32")
+    w32, b32 = w.get_value().astype("float32"), b.get_value().astype("float32")
+    y32 = T.nnet.relu(T.nnet.conv2d(x32, w32, border_mode="half") + T.constant(b32).dimshuffle("x", 0, "x", "x"))
+    ref = theon.function([x32], y32, mode="NONE")(xv.astype("float32"))
+    np.testing.assert_allclose(out.astype("float32"), ref, rtol=2e-3, atol=2e-2)
