@@ -95,6 +95,10 @@ def write_w10(out):
 
 def main():
     args = sys.argv[1:]
+    if any(a in ("-h", "--help") for a in args) or any(a.startswith("-") and a not in
+                                                       ("--w5", "--w6", "--w7", "--w8", "--w10") for a in args):
+        print(__doc__)
+        sys.exit(0 if any(a in ("-h", "--help") for a in args) else 2)
     w7 = "--w7" in args
     extra = {f: f in args for f in ("--w6", "--w8", "--w10")}
     args = [a for a in args if a != "--w7" and a not in extra]
