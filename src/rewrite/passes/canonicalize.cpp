@@ -40,12 +40,6 @@ using ops::ScalarOpId;
 
 constexpr int kMaxSweeps = 16;
 
-/// The Elemwise op computing `v` when it is `id`, else null.
-const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
-  if (!v->owner || v->owner->op().kind() != graph::OpKind::Elemwise) return nullptr;
-  return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
-}
-
 /// `candidate` when it has exactly `out`'s type, else null (the rule does not fire).
 VarPtr same_type(const VarPtr& candidate, const graph::Variable& out) {
   return candidate && candidate->type == out.type ? candidate : nullptr;

@@ -31,12 +31,6 @@ using graph::Apply;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
-/// Used only by one node of the graph (and not a graph output)?
-bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
-  if (fg.clients(v.get()).size() != 1) return false;
-  return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
-}
-
 const ops::Gemm* gemm_of(const VarPtr& v) {
   if (!v->owner || v->owner->op().kind() != graph::OpKind::Gemm) return nullptr;
   return &static_cast<const ops::Gemm&>(v->owner->op());

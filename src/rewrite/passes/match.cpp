@@ -4,6 +4,8 @@
 #include "ops/elemwise.hpp"
 #include "util/dispatch.hpp"
 
+#include <algorithm>
+
 namespace theon::rewrite {
 
 using graph::Apply;
@@ -15,6 +17,10 @@ const ops::Elemwise* elemwise_is(const Apply& node, ScalarOpId id) {
   return op && op->scalar() == id ? op : nullptr;
 }
 
+const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
+  return v->owner && elemwise_is(*v->owner, id) ? v->owner : nullptr;
+}
+
 const Array* constant_through(const VarPtr& v) {
   auto passthrough = [](const Apply* a) {
     if (a->inputs().size() != 1) return false;
@@ -23,6 +29,11 @@ const Array* constant_through(const VarPtr& v) {
   const graph::Variable* p = v.get();
   while (p->owner && passthrough(p->owner)) p = p->owner->input(0).get();
   return p->kind == graph::VarKind::Constant ? &p->constant : nullptr;
+}
+
+bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
+  if (fg.clients(v.get()).size() != 1) return false;
+  return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
 }
 
 bool is_constant_all(const VarPtr& v, double value) {

@@ -15,8 +15,14 @@ namespace theon::rewrite {
 /// The Elemwise op of `node` when it computes `id`, else null.
 const ops::Elemwise* elemwise_is(const graph::Apply& node, ops::ScalarOpId id);
 
+/// The node computing `v` when it is an Elemwise computing `id`, else null.
+const graph::Apply* elemwise_owner(const graph::VarPtr& v, ops::ScalarOpId id);
+
 /// The constant behind `v`, looking through DimShuffle and Cast nodes (which keep 0s and 1s).
 const Array* constant_through(const graph::VarPtr& v);
+
+/// Used by exactly one node of the graph (and not a graph output)?
+bool single_use(const graph::FunctionGraph& fg, const graph::VarPtr& v);
 
 /// Is `v` a non-empty constant (through DimShuffle and Cast) whose elements all equal `value`?
 bool is_constant_all(const graph::VarPtr& v, double value);

@@ -21,6 +21,7 @@
 #include "ops/nnet.hpp"
 #include "ops/nnet_fused.hpp"
 #include "rewrite/local_rewrite.hpp"
+#include "rewrite/passes/match.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "util/dispatch.hpp"
 
@@ -37,11 +38,6 @@ using graph::Apply;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
-const Apply* elemwise_owner(const VarPtr& v, ScalarOpId id) {
-  if (!v->owner || v->owner->op().kind() != graph::OpKind::Elemwise) return nullptr;
-  return static_cast<const ops::Elemwise&>(v->owner->op()).scalar() == id ? v->owner : nullptr;
-}
-
 /// The value of a size-1 constant (looking through DimShuffle), as a double.
 std::optional<double> scalar_constant(const VarPtr& v) {
   const graph::Variable* p = v.get();
@@ -49,12 +45,6 @@ std::optional<double> scalar_constant(const VarPtr& v) {
   if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return std::nullopt;
   const Array& c = p->constant;
   return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]); });
-}
-
-/// Used only by one node of the graph (and not a graph output)?
-bool single_use(const graph::FunctionGraph& fg, const VarPtr& v) {
-  if (fg.clients(v.get()).size() != 1) return false;
-  return std::find(fg.outputs().begin(), fg.outputs().end(), v) == fg.outputs().end();
 }
 
 struct Product {
