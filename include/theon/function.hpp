@@ -11,8 +11,10 @@
 // execution state (taken from a pool) and updates commit under one lock per call.
 #pragma once
 #include <theon/array.hpp>
+#include <theon/graph.hpp>
 #include <theon/var.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +25,24 @@ namespace theon {
 namespace detail {
 class FunctionImpl;
 }
+
+/// Theano's MonitorMode: functions called around each node of the compiled program, in the
+/// order it runs them, with the node (its op and the optimized graph's variables) and its
+/// values. `index` is the node's position (as in nodes() and explain()). The arrays are on
+/// the node's device and valid only during the call; `after`'s inputs may have been
+/// overwritten by an inplace output. An exception either throws fails the call, which then
+/// commits no update.
+///
+///   FunctionOptions o;
+///   o.monitor.after = [](size_t i, const ApplyInfo& node, const std::vector<Array>&,
+///                        const std::vector<Array>& outs) { ... check outs for NaN ... };
+struct NodeMonitor {
+  std::function<void(size_t index, const ApplyInfo& node, const std::vector<Array>& inputs)> before;
+  std::function<void(size_t index, const ApplyInfo& node, const std::vector<Array>& inputs,
+                     const std::vector<Array>& outputs)>
+      after;
+  bool active() const { return before || after; }
+};
 
 struct FunctionOptions {
   /// (shared variable, new value expression): applied after the outputs are computed.
@@ -42,6 +62,8 @@ struct FunctionOptions {
   /// no_default_updates is set, or it is listed in no_default_updates_of.
   bool no_default_updates = false;
   std::vector<SharedVar> no_default_updates_of = {};
+  /// Called around each node of every call (see NodeMonitor); none by default.
+  NodeMonitor monitor = {};
 };
 
 /// One node of a compiled program, as explain() prints it.

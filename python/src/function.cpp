@@ -45,6 +45,31 @@ struct CallPlan {
   }
 };
 
+// Host copies of a node's values for a MonitorMode callback (the executor reuses the buffers).
+nb::list value_copies(const std::vector<Array>& arrays) {
+  nb::list values;
+  for (const Array& a : arrays) values.append(to_numpy(a.defined() && a.on_host() ? a.copy() : a));
+  return values;
+}
+
+// A Python callable as a NodeMonitor function: called with the GIL (the call itself runs
+// without it); the callable is released with the GIL held, whichever thread drops it last.
+struct PyCallable {
+  nb::object fn;
+  ~PyCallable() {
+    nb::gil_scoped_acquire gil;
+    fn.reset();
+  }
+};
+
+auto monitor_callback(nb::object fn) {
+  std::shared_ptr<PyCallable> held(new PyCallable{std::move(fn)});
+  return [held](size_t index, const ApplyInfo& node, const std::vector<Array>& ins, const auto&... outs) {
+    nb::gil_scoped_acquire gil;
+    held->fn(index, node, value_copies(ins), value_copies(outs)...);
+  };
+}
+
 }  // namespace
 
 void init_function(nb::module_& m) {
@@ -94,7 +119,8 @@ void init_function(nb::module_& m) {
                        const std::vector<std::pair<Var, Var>>& givens, const std::string& mode,
                        const std::string& name, const std::string& on_unused_input, bool allow_input_downcast,
                        bool outputs_on_device, bool no_default_updates,
-                       const std::vector<SharedVar>& no_default_updates_of) {
+                       const std::vector<SharedVar>& no_default_updates_of, nb::object monitor_before,
+                       nb::object monitor_after) {
     FunctionOptions o;
     o.updates = updates;
     o.givens = givens;
@@ -105,11 +131,16 @@ void init_function(nb::module_& m) {
     o.outputs_on_device = outputs_on_device;
     o.no_default_updates = no_default_updates;
     o.no_default_updates_of = no_default_updates_of;
+    if (!monitor_before.is_none()) o.monitor.before = monitor_callback(std::move(monitor_before));
+    if (!monitor_after.is_none()) o.monitor.after = monitor_callback(std::move(monitor_after));
     return function(inputs, outputs, o);
   }, nb::arg("inputs"), nb::arg("outputs"), nb::arg("updates"), nb::arg("givens"), nb::arg("mode") = "",
      nb::arg("name") = "", nb::arg("on_unused_input") = "raise", nb::arg("allow_input_downcast") = false,
      nb::arg("outputs_on_device") = false, nb::arg("no_default_updates") = false,
-     nb::arg("no_default_updates_of") = std::vector<SharedVar>{});
+     nb::arg("no_default_updates_of") = std::vector<SharedVar>{}, nb::arg("monitor_before") = nb::none(),
+     nb::arg("monitor_after") = nb::none(),
+     "monitor_before(i, node, inputs) / monitor_after(i, node, inputs, outputs): called around each node of "
+     "the compiled program (theon::NodeMonitor) with an ApplyInfo and lists of NumPy copies of the values.");
 }
 
 }  // namespace theon::py

@@ -2,6 +2,7 @@
 #include <theon/function.hpp>
 #include <theon/printing.hpp>
 
+#include "api/apply_info.hpp"
 #include "exec/function_impl.hpp"
 #include "graph/print.hpp"
 
@@ -9,8 +10,28 @@
 
 namespace theon {
 
+namespace {
+// FunctionOptions::monitor as the executor's hook: the node in the user's terms.
+class MonitorHook final : public detail::NodeHook {
+ public:
+  explicit MonitorHook(NodeMonitor monitor) : monitor_(std::move(monitor)) {}
+  void before(size_t thunk, const graph::Apply& node, const std::vector<Array>& ins) override {
+    if (monitor_.before) monitor_.before(thunk, detail::apply_info(node, 0), ins);
+  }
+  void after(size_t thunk, const graph::Apply& node, const std::vector<Array>& ins,
+             const std::vector<Array>& outs) override {
+    if (monitor_.after) monitor_.after(thunk, detail::apply_info(node, 0), ins, outs);
+  }
+
+ private:
+  NodeMonitor monitor_;
+};
+}  // namespace
+
 Function function(const std::vector<Var>& inputs, const std::vector<Var>& outputs, const FunctionOptions& options) {
-  return Function(std::make_shared<detail::FunctionImpl>(inputs, outputs, options));
+  auto impl = std::make_shared<detail::FunctionImpl>(inputs, outputs, options);
+  if (options.monitor.active()) impl->set_node_hook(std::make_shared<MonitorHook>(options.monitor));
+  return Function(std::move(impl));
 }
 
 namespace {

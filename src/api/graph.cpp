@@ -2,6 +2,7 @@
 #include <theon/error.hpp>
 #include <theon/graph.hpp>
 
+#include "api/apply_info.hpp"
 #include "graph/node.hpp"
 #include "graph/op.hpp"
 
@@ -54,21 +55,27 @@ VarRole role(const Var& v) {
   throw InternalError("role: unknown variable kind");
 }
 
-std::optional<ApplyInfo> owner(const Var& v) {
-  const VarPtr& n = need(v, "owner");
-  graph::ApplyPtr node = n->owner_ptr();
-  if (!node) return std::nullopt;
+namespace detail {
+ApplyInfo apply_info(const graph::Apply& node, int index) {
   ApplyInfo info;
-  const graph::Op& op = node->op();
+  const graph::Op& op = node.op();
   info.op = op.display();
   info.op_kind = op.name();
   info.op_props = op.props();
   info.op_pure = op.pure();
-  for (const VarPtr& in : node->inputs()) info.inputs.push_back(as_user_var(in));
-  for (int i = 0; i < node->num_outputs(); ++i) info.outputs.emplace_back(node->output(i));
-  info.index = n->index;
-  info.id = reinterpret_cast<uintptr_t>(node.get());
+  for (const VarPtr& in : node.inputs()) info.inputs.push_back(as_user_var(in));
+  for (int i = 0; i < node.num_outputs(); ++i) info.outputs.emplace_back(node.output(i));
+  info.index = index;
+  info.id = reinterpret_cast<uintptr_t>(&node);
   return info;
+}
+}  // namespace detail
+
+std::optional<ApplyInfo> owner(const Var& v) {
+  const VarPtr& n = need(v, "owner");
+  graph::ApplyPtr node = n->owner_ptr();
+  if (!node) return std::nullopt;
+  return detail::apply_info(*node, n->index);
 }
 
 Array constant_value(const Var& v) {

@@ -173,7 +173,7 @@ void prepare_state(const compile::Program& program, ExecState& state) {
 }  // namespace
 
 std::vector<Array> execute(const compile::Program& program, ExecState& state, const std::vector<Array>& inputs,
-                           const std::string& function_label) {
+                           const std::string& function_label, NodeHook* hook) {
   prepare_state(program, state);
   auto& slots = state.slots;  // every slot is empty (no buffer) between calls
   for (size_t i = 0; i < program.input_slots.size(); ++i) slots[program.input_slots[i]] = inputs[i];
@@ -225,9 +225,11 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
         state.pool.allocate_into(outs[o], shapes[o], dtype, th.dev);
       }
       if (watcher) watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
+      if (hook) hook->before(t, node, ins);
       th.kernel->run(th.plan.get(), node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       if (watcher) report_thunk_end(*watcher, th, t, ins, outs);
+      if (hook) hook->after(t, node, ins, outs);
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (!outs[o].defined() || outs[o].shape() != shapes[o])
           throw InternalError(node.describe() + ": kernel '" + th.kernel->name() + "' produced output " +

@@ -70,10 +70,22 @@ struct ExecState {
   BufferPool pool;
 };
 
+/// Called around each thunk of a call with its values (Theano's MonitorMode; the observer
+/// reports no values). `before` sees the inputs; `after` the inputs (an inplace output may
+/// have overwritten one) and the outputs. Arrays are on the thunk's device and valid only
+/// during the callback. An exception it throws fails the call (nothing is committed).
+class NodeHook {
+ public:
+  virtual ~NodeHook() = default;
+  virtual void before(size_t thunk, const graph::Apply& node, const std::vector<Array>& ins) = 0;
+  virtual void after(size_t thunk, const graph::Apply& node, const std::vector<Array>& ins,
+                     const std::vector<Array>& outs) = 0;
+};
+
 /// Runs `program`; returns the values of its output slots (user outputs, then updates).
 /// Errors from a node get the node, its inputs' names and shapes, and `function_label`.
 /// On an error the state may hold references to this call's arrays: discard it.
 std::vector<Array> execute(const compile::Program& program, ExecState& state, const std::vector<Array>& inputs,
-                           const std::string& function_label);
+                           const std::string& function_label, NodeHook* hook = nullptr);
 
 }  // namespace theon::detail

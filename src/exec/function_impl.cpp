@@ -389,7 +389,7 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
     // Only a program that loads shared values needs the commit lock (see commit_lock()).
     std::shared_lock<std::shared_mutex> read(commit_lock(), std::defer_lock);
     if (entry.reads_shared) read.lock();
-    results = execute(*entry.program, *state, inputs, label());
+    results = execute(*entry.program, *state, inputs, label(), node_hook_.get());
   } catch (...) {
     state->pool.end_call();
     throw;  // nothing was committed: shared variables are unchanged; the state is dropped

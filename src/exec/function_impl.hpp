@@ -48,6 +48,8 @@ class FunctionImpl {
   /// the entry (under the same lock), leaving it null when there is none.
   Entry& program_for(const std::vector<Array>& inputs, std::unique_ptr<ExecState>* state = nullptr);
   size_t num_programs();
+  /// Calls `hook` around each node of every later call (null: none). Set before the first call.
+  void set_node_hook(std::shared_ptr<NodeHook> hook) { node_hook_ = std::move(hook); }
 
  private:
   const std::string& label() const { return label_; }
@@ -81,6 +83,7 @@ class FunctionImpl {
   bool allow_input_downcast_ = false;
   bool outputs_on_device_ = false;
   bool check_device_errors_ = true;
+  std::shared_ptr<NodeHook> node_hook_;  // FunctionOptions::monitor, adapted by api/function.cpp
   bool fallback_reported_ = false;  // guarded by mutex_: on_fallback=warn warns once per function
   compile::LowerOptions lower_options_;
 

@@ -89,9 +89,9 @@ Apply::~Apply() {
   pending = nullptr;
 }
 
-VarPtr Apply::output(int i) { return VarPtr(shared_from_this(), outputs_.at(i).get()); }
+VarPtr Apply::output(int i) const { return VarPtr(shared_from_this(), outputs_.at(i).get()); }
 
-std::vector<VarPtr> Apply::outputs() {
+std::vector<VarPtr> Apply::outputs() const {
   std::vector<VarPtr> out;
   for (int i = 0; i < num_outputs(); ++i) out.push_back(output(i));
   return out;

@@ -88,9 +88,9 @@ class Apply : public std::enable_shared_from_this<Apply> {
   VarPtr input(int i) const { return inputs_[i]; }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   /// Output `i`, as a VarPtr that keeps this node alive.
-  VarPtr output(int i);
+  VarPtr output(int i) const;
   Variable* output_raw(int i) const { return outputs_[i].get(); }
-  std::vector<VarPtr> outputs();
+  std::vector<VarPtr> outputs() const;
 
   /// Replaces input `i` (used by FunctionGraph::replace on cloned graphs only).
   void set_input(int i, VarPtr v) { inputs_[i] = std::move(v); }

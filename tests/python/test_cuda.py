@@ -52,6 +52,30 @@ def test_device_outputs(on_gpu):
 
 
 @needs_gpu
+def test_monitor_mode_on_a_device(on_gpu):
+    # MonitorMode's callbacks run for the device nodes too, with NumPy copies of device values.
+    from theon.compile.monitormode import MonitorMode
+    x = T.fvector("x")
+    seen = []
+
+    def post(i, node, fn):
+        seen.append((i, str(node.op), [np.array(o[0]) for o in fn.outputs]))
+
+    f = theon.function([x], T.exp(x) * 2, mode=MonitorMode(post_func=post))
+    nodes = f.maker.fgraph.toposort()
+    assert any(n.device == "cuda0" for n in nodes)
+    a = np.array([0.0, 1.0, 2.0], dtype=np.float32)
+    out = f(a)
+    assert [s[1] for s in seen] == [str(n.op) for n in nodes]
+    for (i, op, outs), n in zip(seen, nodes):
+        assert all(isinstance(v, np.ndarray) for v in outs)
+    np.testing.assert_allclose(seen[-1][2][0], out, rtol=1e-6)
+    fused = [s for s, n in zip(seen, nodes) if n.device == "cuda0" and "Composite" in s[1]]
+    assert len(fused) == 1
+    np.testing.assert_allclose(fused[0][2][0], np.exp(a) * 2, rtol=1e-6)
+
+
+@needs_gpu
 def test_device_arrays_as_inputs(on_gpu):
     x = T.fvector("x")
     f = theon.function([x], x + 1, outputs_on_device=True)

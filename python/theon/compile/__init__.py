@@ -166,12 +166,11 @@ class Function:
         self.maker = FunctionMaker(fn, ins, None)
         self.trust_input = False
         self._build = None    # function()'s arguments, for copy()
+        self._monitor_hooks = (None, None)  # MonitorMode's callbacks (compile/monitormode.py)
         self._name = None     # a copy's name when it shares the compiled program
-        self._monitor = None  # MonitorMode's per-node evaluation (compile/monitormode.py)
         # The call's fast path (python/src/function.cpp): exact NumPy arrays of the inputs'
         # dtypes go straight to the compiled program; it answers NotImplemented for anything
-        # else, which then takes _convert below. None when MonitorMode needs the general path
-        # (function() and copy() clear it).
+        # else, which then takes _convert below.
         self._plan = _core.CallPlan(fn, [dt.name for dt in self._dtypes], single) \
             if all(dt.name in _PLAN_DTYPES for dt in self._dtypes) else None
 
@@ -203,9 +202,7 @@ class Function:
         if share_memory and not swaps and not delete_updates:
             f = Function(self._fn, self._ins, self._single, b["allow_input_downcast"])
             f.maker = self.maker
-            f._build, f._name, f._monitor = b, new_name, self._monitor
-            if f._monitor is not None:
-                f._plan = None
+            f._build, f._name, f._monitor_hooks = b, new_name, self._monitor_hooks
             return f
         kw = dict(b)
         kw["name"] = new_name
@@ -274,7 +271,7 @@ class Function:
         return conv
 
     def __call__(self, *args, **kwargs):
-        if self._plan is not None and not kwargs:  # None with MonitorMode
+        if self._plan is not None and not kwargs:
             out = self._plan(args)
             if out is not NotImplemented:
                 return out
@@ -299,8 +296,6 @@ class Function:
                     vals[k] = self._ins[k].value
             args = vals
         args = [self._convert(k, a) for k, a in enumerate(args)]
-        if self._monitor is not None:
-            self._monitor.run(args)
         outs = self._fn(args)
         return outs[0] if self._single else outs
 
@@ -322,9 +317,11 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
                  allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
                  outputs_on_device=outputs_on_device)
     from .monitormode import MonitorMode
-    monitor = mode if isinstance(mode, MonitorMode) else None
-    if monitor is not None:
-        mode = monitor.optimizer_mode()
+    from .monitormode import weak_call
+    before = after = None
+    if isinstance(mode, MonitorMode):
+        before, after = mode.hooks()
+        mode = mode.optimizer_mode()
     if inputs is None:
         inputs = []
     if not isinstance(inputs, (list, tuple)):
@@ -366,13 +363,11 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
         skip_all, skip = bool(no_default_updates), []
     fn = _core.function([i.variable._v for i in ins], [o._v for o in out_vars], ups, gv, _text_mode(mode),
                         name or "", on_unused_input or "raise", bool(allow_input_downcast), bool(outputs_on_device),
-                        skip_all, skip)
+                        skip_all, skip, weak_call(before), weak_call(after))
     f = Function(fn, ins, single, allow_input_downcast)
+    f._monitor_hooks = (before, after)  # the compiled function calls them through weak references
     f.maker = FunctionMaker(fn, ins, out_vars, build["mode"])
     f._build = build
-    if monitor is not None:
-        f._monitor = monitor.attach(f, ins, out_vars, ups, gv)
-        f._plan = None  # so does MonitorMode's per-node evaluation
     return f
 
 

@@ -6,19 +6,17 @@ node, in a topological order: ``i`` is the node's position, ``node`` its Apply (
 ``.inputs``, ``.outputs``), ``fn.inputs`` and ``fn.outputs`` one-element lists holding the
 node's input and output values (NumPy arrays; ``fn.outputs`` hold None before the node runs).
 
-How Theon does it: its executor runs a compiled C++ program whose observer
-(``src/runtime/observer.hpp``) reports each thunk's op, device and bytes but not the values
-(the runtime layer knows no graph and hands no arrays out). So a MonitorMode function, at
-each call, first evaluates the graph the user built (after givens) node by node, each node
-as a small compiled function of its input values, calling the two functions around each;
-then it runs the compiled function itself for the outputs and updates. The monitored values
-are those of the unoptimized graph (the nodes the user's code made), computed from the same
-inputs and the shared values as they were before the call (random draws give the same values
-as the call's, which reads the same state). A callback that raises stops the call before any
-update is applied. Calls cost about twice as much plus one small function call per node.
+The nodes are those of the compiled program, in the order it runs them (as in ``f.explain()``
+and ``f.maker.fgraph.toposort()``), after the optimizer (``optimizer=None`` keeps the graph
+as built): ``node.inputs`` and ``node.outputs`` are the optimized graph's variables, so
+``debugprint(node)`` shows what ran. The values are NumPy copies made when the callback is
+called (device values are copied to the host); ``fn.inputs`` in ``post_func`` hold the values
+the node read, even when it overwrote one in place. The C++ executor calls both functions
+(``theon::FunctionOptions::monitor``); the compiled program is the one a call without the
+mode would run, and a callback that raises fails the call before any update is applied.
 """
-from .. import _core
-from .._variable import TensorVariable
+import threading
+import weakref
 
 __all__ = ["MonitorMode", "detect_nan"]
 
@@ -29,6 +27,22 @@ class _NodeStorage:
     def __init__(self, n_in, n_out):
         self.inputs = [[None] for _ in range(n_in)]
         self.outputs = [[None] for _ in range(n_out)]
+
+
+def weak_call(fn):
+    """A callable that calls ``fn`` through a weak reference. The compiled (C++) function holds
+    its monitor callables where Python's garbage collector cannot see them: a strong reference
+    to a callback whose globals reach the Function would make a cycle that is never freed."""
+    if fn is None:
+        return None
+    ref = weakref.ref(fn)
+
+    def call(*args):
+        target = ref()
+        if target is None:
+            raise RuntimeError("MonitorMode: the monitored Function was released")
+        target(*args)
+    return call
 
 
 class MonitorMode:
@@ -58,71 +72,37 @@ class MonitorMode:
             return "NONE"
         return self.optimizer.upper()
 
-    def attach(self, f, ins, out_vars, ups, gv):
-        return _Monitor(self, [i.variable for i in ins], out_vars, [TensorVariable(v) for _, v in ups], gv)
+    def hooks(self):
+        """(before, after): the functions theon's executor calls around each node
+        (``_core.function``'s ``monitor_before`` / ``monitor_after``), or (None, None).
+        The Python Function keeps them; the compiled function gets weak_call()s of them."""
+        if self.pre_func is None and self.post_func is None:
+            return None, None
+        from ..gof.graph import Apply
+        pre, post = self.pre_func, self.post_func
+        current = threading.local()  # the node being run by this thread: (Apply, _NodeStorage)
+
+        def before(i, info, inputs):
+            node = Apply(info)
+            storage = _NodeStorage(len(node.inputs), len(node.outputs))
+            for cell, value in zip(storage.inputs, inputs):
+                cell[0] = value
+            current.node = (node, storage)
+            if pre is not None:
+                pre(i, node, storage)
+
+        def after(i, info, inputs, outputs):
+            node, storage = current.node
+            current.node = None
+            for cell, value in zip(storage.outputs, outputs):
+                cell[0] = value
+            if post is not None:
+                post(i, node, storage)
+
+        return before, after
 
     def __repr__(self):
         return f"MonitorMode(pre_func={self.pre_func!r}, post_func={self.post_func!r}, optimizer={self.optimizer!r})"
-
-
-class _Monitor:
-    def __init__(self, mode, inputs, outputs, update_values, givens):
-        from ..gof.graph import clone, io_toposort
-        roots = list(outputs) + list(update_values)
-        if givens:
-            roots = clone(roots, replace=[(TensorVariable(a), TensorVariable(b)) for a, b in givens], strict=False)
-        self.mode = mode
-        self.inputs = inputs
-        self.nodes = io_toposort(inputs, roots)
-        self.fns = [None] * len(self.nodes)
-
-    def _node_function(self, k):
-        from ..gof.graph import clone
-        from . import function
-        node = self.nodes[k]
-        fresh, pairs = [], []
-        for i in node.inputs:
-            if _core.var_role(i._v) == "constant":
-                continue
-            v = i.type(i.name or None)
-            fresh.append(v)
-            pairs.append((i, v))
-        outs = clone(node.outputs, replace=pairs)
-        slots = [k2 for k2, i in enumerate(node.inputs) if _core.var_role(i._v) != "constant"]
-        return function(fresh, outs, mode="FAST_COMPILE", on_unused_input="ignore",
-                        name=f"MonitorMode node {k}: {node.op}"), slots
-
-    def run(self, args):
-        values = {v._v.id(): a for v, a in zip(self.inputs, args)}
-
-        def value_of(var):
-            key = var._v.id()
-            if key not in values:
-                role = _core.var_role(var._v)
-                if role == "shared":
-                    values[key] = var.get_value(borrow=False)
-                elif role == "constant":
-                    values[key] = _core.constant_value(var._v)
-                else:
-                    raise ValueError(f"MonitorMode: no value for {var} (not an input of the function)")
-            return values[key]
-
-        for k, node in enumerate(self.nodes):
-            if self.fns[k] is None:
-                self.fns[k] = self._node_function(k)
-            fn, slots = self.fns[k]
-            storage = _NodeStorage(len(node.inputs), len(node.outputs))
-            for j, i in enumerate(node.inputs):
-                storage.inputs[j][0] = value_of(i)
-            if self.mode.pre_func is not None:
-                self.mode.pre_func(k, node, storage)
-            res = fn(*[storage.inputs[j][0] for j in slots])
-            res = res if isinstance(res, list) else [res]
-            for j, (o, r) in enumerate(zip(node.outputs, res)):
-                storage.outputs[j][0] = r
-                values[o._v.id()] = r
-            if self.mode.post_func is not None:
-                self.mode.post_func(k, node, storage)
 
 
 def detect_nan(i, node, fn):
