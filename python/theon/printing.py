@@ -200,62 +200,357 @@ def debugprint(obj, depth=-1, print_type=False, file=None, ids="CHAR", stop_on_n
     return file
 
 
-_INFIX = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "true_div": ("/", 2), "int_div": ("//", 2),
-          "floor_div": ("//", 2), "mod": ("%", 2), "pow": ("**", 3), "lt": ("<", 0), "gt": (">", 0),
-          "le": ("<=", 0), "ge": (">=", 0), "eq": ("==", 0), "neq": ("!=", 0), "and_": ("&", 0),
-          "or_": ("|", 0), "xor": ("^", 0)}
-_ELEMWISE = re.compile(r"^Elemwise\{(\w+)\}$")
+# ---- the pretty printer (Theano's pp / pprint and its printer classes) ----
+#
+# A PPrinter holds printers with the condition each applies under: an op (``node.op ==``, a
+# theon.gof.graph.Op) or a function ``condition(pstate, variable)``; the most recently assigned
+# matching one prints a variable, and printers print a node's inputs through the PPrinter again
+# (pstate.pprinter), so a graph prints as one nested expression. ``pstate.memo`` keeps what each
+# variable printed as, so a subgraph used twice is walked once.
+
+VALID_ASSOC = {"left", "right", "either"}
+
+use_ascii = True
+special = dict(middle_dot="\\dot", big_sigma="\\Sigma")
+greek = dict(alpha="\\alpha", beta="\\beta", gamma="\\gamma", delta="\\delta", epsilon="\\epsilon")
 
 
-def _pp_leaf(v):
-    from .gof.graph import wrap
-    if _core.var_role(v) == "constant":
-        value = _core.constant_value(v)
-        return f"TensorConstant{{{value.item() if value.size == 1 else value.tolist()}}}"
-    name = v.name
-    return name if name else f"<{wrap(v).type}>"
+class PrinterState:
+    """What printers share while printing one expression: ``pprinter``, ``memo`` (variable ->
+    text), ``precedence`` (of the operator around the variable being printed) and any keyword
+    given. ``clone(**changes)`` is a copy with some changed."""
+
+    def __init__(self, props=None, **more_props):
+        if isinstance(props, PrinterState):
+            self.__dict__.update(props.__dict__)
+        elif props:
+            self.__dict__.update(props)
+        self.__dict__.update(more_props)
+        self.__dict__.setdefault("memo", {})
+
+    def clone(self, props=None, **more_props):
+        state = PrinterState(self)
+        state.__dict__.update(props or {})
+        state.__dict__.update(more_props)
+        return state
 
 
-def pprint(obj):
-    """Theano's pp: each variable as one expression, infix for arithmetic and comparisons
-    (``(x + (y * TensorConstant{2.0}))``), ``op(args)`` for the rest; a named result shows its
-    name only when it is one of the inputs of another expression (Theano's rule), constants
-    as ``TensorConstant{value}``. A list gives one line per variable; a function, its outputs."""
-    from .compile import Function
-    if isinstance(obj, Function):
-        obj = obj.maker.outputs
-    if isinstance(obj, (list, tuple)):
-        return "\n".join(pprint(o) for o in obj)
-    root = obj._v if isinstance(obj, TensorVariable) else _v(obj)
-    text = {}
-    todo = [(root, False)]
-    while todo:  # iterative post-order: deep graphs must not exhaust Python's stack
-        v, ready = todo.pop()
-        key = v.id()
-        if key in text:
-            continue
-        info = _core.var_owner(v)
-        if info is None or (v.name and key != root.id()):
-            text[key] = _pp_leaf(v) if info is None else v.name
-            continue
-        if not ready:
-            todo.append((v, True))
-            todo.extend((i, False) for i in reversed(info.inputs))
-            continue
-        args = [text[i.id()] for i in info.inputs]
-        m = _ELEMWISE.match(info.op)
-        op = m.group(1) if m else None
-        if op in _INFIX and len(args) == 2:
-            text[key] = f"({args[0]} {_INFIX[op][0]} {args[1]})"
-        elif op == "neg" and len(args) == 1:
-            text[key] = f"-{args[0]}"
+def _inputs_printed(pstate, inputs, precedences):
+    """Each input printed through pstate.pprinter with its precedence (the state's own restored)."""
+    old = getattr(pstate, "precedence", None)
+    try:
+        texts = []
+        for var, precedence in zip(inputs, precedences):
+            pstate.precedence = precedence
+            texts.append(pstate.pprinter.process(var, pstate))
+        return texts
+    finally:
+        pstate.precedence = old
+
+
+def _node_of(output, what):
+    node = output.owner
+    if node is None:
+        raise TypeError(f"{what} cannot print {output}: it is not the result of an operation")
+    return node
+
+
+class OperatorPrinter:
+    """An infix (two or more inputs) or prefix (one input) operator, always parenthesized as in
+    Theano: ``(x + y)``, ``-x``. ``assoc`` ('left', 'right', 'either') nudges the inputs'
+    precedence as Theano does."""
+
+    def __init__(self, operator, precedence, assoc="left"):
+        if assoc not in VALID_ASSOC:
+            raise ValueError(f"OperatorPrinter: assoc must be one of {sorted(VALID_ASSOC)}, got {assoc!r}")
+        self.operator, self.precedence, self.assoc = operator, precedence, assoc
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, f"operator {self.operator}")
+        last = len(node.inputs) - 1
+        precedences = [self.precedence + (1e-6 if (self.assoc == "left" and i != 0) or
+                                          (self.assoc == "right" and i != last) else 0.0)
+                       for i in range(len(node.inputs))]
+        texts = _inputs_printed(pstate, node.inputs, precedences)
+        text = self.operator + texts[0] if len(texts) == 1 else f" {self.operator} ".join(texts)
+        pstate.memo[output] = r = f"({text})"
+        return r
+
+
+class PatternPrinter:
+    """One %-pattern per output naming the inputs by position: ``PatternPrinter('%(0)s[%(1)s]')``;
+    a pattern may be given as (pattern, precedence of input 0, ...)."""
+
+    def __init__(self, *patterns):
+        self.patterns = [(p, ()) if isinstance(p, str) else (p[0], tuple(p[1:])) for p in patterns]
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, f"pattern {self.patterns}")
+        pattern, precedences = self.patterns[node.outputs.index(output)]
+        precedences = tuple(precedences) + (1000,) * len(node.inputs)
+        texts = _inputs_printed(pstate, node.inputs, precedences)
+        pstate.memo[output] = r = pattern % {str(i): t for i, t in enumerate(texts)}
+        return r
+
+
+class FunctionPrinter:
+    """``name(input, ...)``, one name per output of the node."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, f"function {self.names}")
+        name = self.names[node.outputs.index(output)]
+        texts = _inputs_printed(pstate, node.inputs, [-1000] * len(node.inputs))
+        pstate.memo[output] = r = f"{name}({', '.join(texts)})"
+        return r
+
+
+class MemberPrinter:
+    """``input.name``: an attribute of the node's first input (``x.T``)."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, f"member {self.names}")
+        name = self.names[node.outputs.index(output)]
+        pstate.memo[output] = r = f"{_inputs_printed(pstate, node.inputs[:1], [1000])[0]}.{name}"
+        return r
+
+
+class IgnorePrinter:
+    """Prints the node's first input in its place (for ops that do not change the value's meaning)."""
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, "IgnorePrinter")
+        pstate.memo[output] = r = pstate.pprinter.process(node.inputs[0], pstate)
+        return r
+
+
+class LeafPrinter:
+    """A variable by its name (a Greek letter's name as its symbol), a constant as
+    ``TensorConstant{value}``, anything else as str()."""
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        if output.name is not None:
+            r = greek.get(output.name, output.name)
+        elif _core.var_role(output._v) == "constant":
+            value = _core.constant_value(output._v)
+            r = f"TensorConstant{{{value.item() if value.size == 1 else value.tolist()}}}"
         else:
-            name = op if op else info.op
-            suffix = f"[{info.index}]" if len(info.outputs) > 1 else ""
-            text[key] = f"{name}({', '.join(args)}){suffix}"
-    return text[root.id()]
+            r = str(output)
+        pstate.memo[output] = r
+        return r
 
 
+leaf_printer = LeafPrinter()
+
+
+class DefaultPrinter:
+    """``op(input, ...)`` with the op as it prints; a leaf by leaf_printer."""
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = output.owner
+        if node is None:
+            return leaf_printer.process(output, pstate)
+        texts = _inputs_printed(pstate, node.inputs, [-1000] * len(node.inputs))
+        suffix = f"[{node.outputs.index(output)}]" if len(node.outputs) > 1 else ""
+        pstate.memo[output] = r = f"{node.op}({', '.join(texts)}){suffix}"
+        return r
+
+
+default_printer = DefaultPrinter()
+
+
+class PPrinter:
+    """Theano's pretty printer: ``pp(variable)`` is one expression; ``pp(inputs, outputs,
+    updates)`` (process_graph) a small program, one line per named result, update and output.
+    ``assign(condition, printer)``: ``condition`` is an op (theon.gof.graph.Op, as
+    ``var.owner.op``) or a function ``(pstate, variable) -> bool``."""
+
+    def __init__(self):
+        self.printers = []       # (condition, printer), the most recent first
+        self.printers_dict = {}  # op -> printer
+
+    def assign(self, condition, printer):
+        from .gof.graph import Op
+        if isinstance(condition, Op):
+            self.printers_dict[condition] = printer
+        elif callable(condition):
+            self.printers.insert(0, (condition, printer))
+        else:
+            raise TypeError(f"PPrinter.assign: the condition must be an op (var.owner.op) or a function "
+                            f"(pstate, variable) -> bool, got {condition!r}")
+
+    def process(self, r, pstate=None):
+        r = _as_printable(r)
+        if pstate is None:
+            pstate = PrinterState(pprinter=self, target=r)
+        elif isinstance(pstate, dict):
+            pstate = PrinterState(pprinter=self, **pstate)
+        node = r.owner
+        if node is not None and node.op in self.printers_dict:
+            return self.printers_dict[node.op].process(r, pstate)
+        for condition, printer in self.printers:
+            if condition(pstate, r):
+                return printer.process(r, pstate)
+        raise TypeError(f"PPrinter: no printer applies to {r}")
+
+    def clone(self):
+        cp = PPrinter()
+        cp.printers, cp.printers_dict = list(self.printers), dict(self.printers_dict)
+        return cp
+
+    def clone_assign(self, condition, printer):
+        cp = self.clone()
+        cp.assign(condition, printer)
+        return cp
+
+    def process_graph(self, inputs, outputs, updates=None, display_inputs=False):
+        from .gof.graph import io_toposort
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        outputs = [_as_printable(o) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs])]
+        updates = list(updates.items() if hasattr(updates, "items") else (updates or []))
+        lines = [(0, "inputs: " + ", ".join(str(v) for v in inputs + [s for s, _ in updates]))] \
+            if display_inputs else []
+        current = [None]  # the result being printed in full; other named results print by name
+        printer = self.clone_assign(lambda pstate, r: r.name is not None and r is not current[0], leaf_printer)
+        updated = {_as_printable(v): s for s, v in updates}
+        k = 1
+        for node in io_toposort(inputs + [s for s, _ in updates], outputs + list(updated)):
+            for out in node.outputs:
+                if out in updated:
+                    lines.append((k + 1000, f"{updated[out]} <- {printer.process(out)}"))
+                    k += 1
+                if out.name is not None or out in outputs:
+                    current[0] = out
+                    pos = 2000 + outputs.index(out) if out in outputs else k
+                    if len(outputs) == 1 and outputs[0] is out:
+                        lines.append((pos, f"return {printer.process(out)}"))
+                    else:
+                        name = out.name if out.name is not None else f"out[{outputs.index(out)}]"
+                        lines.append((pos, f"{name} = {printer.process(out)}"))
+                    k += 1
+        lines.sort(key=lambda line: line[0])
+        return "\n".join(text for _, text in lines)
+
+    def __call__(self, *args):
+        if len(args) == 1:
+            obj = args[0]
+            from .compile import Function
+            if isinstance(obj, Function):
+                obj = obj.maker.outputs
+            if isinstance(obj, (list, tuple)):
+                return "\n".join(self.process(o) for o in obj)
+            return self.process(obj)
+        if len(args) == 2 and isinstance(args[1], (PrinterState, dict)):
+            return self.process(*args)
+        if len(args) > 2:
+            return self.process_graph(*args)
+        raise TypeError("pprint: give a variable (or a list, or a function), a variable and a "
+                        "PrinterState, or inputs, outputs and updates")
+
+
+def _as_printable(var):
+    from .gof.graph import wrap
+    return var if isinstance(var, TensorVariable) else wrap(_v(var))
+
+
+def _elemwise_scalar(r):
+    """The scalar op's name of an Elemwise node's output r ('add', 'exp', ...), else None."""
+    node = r.owner
+    if node is None or node.op.kind != "Elemwise" or not node.op.props:
+        return None
+    return node.op.props[0][1]
+
+
+class _ElemwiseFunctionPrinter:
+    """An elementwise op as a function of its scalar op's name (``exp(x)``); a cast as
+    ``convert_to_<dtype>(x)``."""
+
+    def process(self, output, pstate):
+        props = output.owner.op.props
+        name = "convert_to_" + props[1][1] if props[0][1] == "cast" and len(props) > 1 else props[0][1]
+        return FunctionPrinter(name).process(output, pstate)
+
+
+class DimShufflePrinter:
+    """Theano's: new broadcastable dims in front are not shown, the identity shows its input,
+    a full transpose ``x.T``, any other order ``DimShuffle{order}(x)``."""
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = _node_of(output, "DimShufflePrinter")
+        order = [o.strip() for o in node.op.props[0][1].strip("()").split(",") if o.strip()]
+        while order and order[0] == "x":
+            order = order[1:]
+        ndim = node.inputs[0].ndim
+        inner = _inputs_printed(pstate, node.inputs[:1], [1000])[0]
+        if order == [str(d) for d in range(ndim)]:
+            r = inner
+        elif ndim > 1 and order == [str(d) for d in reversed(range(ndim))]:
+            r = f"{inner}.T"
+        else:
+            r = f"DimShuffle{{{', '.join(order)}}}({inner})"
+        pstate.memo[output] = r
+        return r
+
+
+class _ConstantSubtensorPrinter:
+    """``x[1:3, 0]`` for basic indexing whose indices are all constants (Theano's SubtensorPrinter)."""
+
+    def process(self, output, pstate):
+        if output in pstate.memo:
+            return pstate.memo[output]
+        node = output.owner
+        inner = _inputs_printed(pstate, node.inputs[:1], [1000])[0]
+        pstate.memo[output] = r = f"{inner}[{node.op.props[0][1]}]"
+        return r
+
+
+def _scalar_is(name):
+    return lambda pstate, r: _elemwise_scalar(r) == name
+
+
+_OPERATORS = [("add", "+", -2, "either"), ("mul", "*", -1, "either"), ("sub", "-", -2, "left"),
+              ("neg", "-", 0, "either"), ("true_div", "/", -1, "left"), ("int_div", "//", -1, "left"),
+              ("floor_div", "//", -1, "left"), ("mod", "%", -1, "left"), ("pow", "**", 1, "right"),
+              ("lt", "<", -3, "left"), ("gt", ">", -3, "left"), ("le", "<=", -3, "left"),
+              ("ge", ">=", -3, "left"), ("eq", "==", -3, "left"), ("neq", "!=", -3, "left"),
+              ("and_", "&", -4, "either"), ("or_", "|", -4, "either"), ("xor", "^", -4, "either"),
+              ("invert", "~", 0, "either")]
+
+pprint = PPrinter()
+pprint.assign(lambda pstate, r: True, default_printer)
+# Theano's tensor module names each elementwise op by its function (exp(x), cast to a dtype by
+# its dtype's name), and gives arithmetic and comparisons their operators.
+pprint.assign(lambda pstate, r: _elemwise_scalar(r) is not None, _ElemwiseFunctionPrinter())
+for _scalar, _symbol, _precedence, _assoc in _OPERATORS:
+    pprint.assign(_scalar_is(_scalar), OperatorPrinter(_symbol, _precedence, _assoc))
+pprint.assign(lambda pstate, r: r.owner is not None and r.owner.op.kind == "DimShuffle", DimShufflePrinter())
+pprint.assign(lambda pstate, r: r.owner is not None and r.owner.op.kind == "Subtensor" and len(r.owner.inputs) == 1,
+              _ConstantSubtensorPrinter())
+pprint.assign(lambda pstate, r: r.owner is not None and r.owner.op.kind == "Dot",
+              OperatorPrinter(special["middle_dot"], -1, "left"))
+# A named variable other than the one being printed prints by its name.
+pprint.assign(lambda pstate, r: r.name is not None and r is not getattr(pstate, "target", None), leaf_printer)
 pp = pprint
 
 

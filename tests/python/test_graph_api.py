@@ -158,11 +158,61 @@ def test_print_runs_before_a_later_failure_and_its_errors_are_named(capsys):
 def test_pp_prints_expressions():
     x, y = T.dvector("x"), T.dvector("y")
     assert theano.printing.pp(x + y * 2) == "(x + (y * TensorConstant{2.0}))"
-    assert theano.printing.pp([x - y, -x]) == "(x - y)\n-x"
+    assert theano.printing.pp([x - y, -x]) == "(x - y)\n(-x)"  # Theano parenthesizes every operator
     assert theano.printing.pp(T.exp(x)) == "exp(x)"
     named = T.exp(x)
     named.name = "e"
     assert theano.printing.pp(named + 1).startswith("(e + ")
+    assert theano.printing.pp(named) == "exp(x)"  # the printed variable itself is expanded
+
+
+def test_pprinter_tables_as_theano():
+    from theon.printing import (PPrinter, PrinterState, OperatorPrinter, PatternPrinter, FunctionPrinter,
+                                MemberPrinter, IgnorePrinter, LeafPrinter, DefaultPrinter, default_printer,
+                                leaf_printer, pprint, greek, special)
+    x, y = T.dvector("x"), T.dvector("y")
+    m = T.dmatrix("m")
+    assert pprint(T.dot(m, x)) == "(m \\dot x)"
+    assert pprint(x ** 2 / y) == "((x ** TensorConstant{2.0}) / y)"
+    assert pprint(m[1:3, 0] * 2) == "(m[1:3, 0] * TensorConstant{2.0})"
+    i = T.lscalar("i")
+    assert pprint(m[i]).startswith("Subtensor{")  # a symbolic index: the op as it prints
+    assert pprint(T.cast(x, "float32")) == "convert_to_float32(x)"
+    assert pprint(x.sum()).startswith("Sum{")  # no printer of its own: the op as it prints
+    alpha = T.dscalar("alpha")
+    assert pprint(alpha * x) == "(\\alpha * x)" and greek["alpha"] == "\\alpha"
+    assert special["middle_dot"] == "\\dot"
+    # assign: by op (node.op) or by condition; the most recent wins; clone_assign leaves pprint as it was
+    p = pprint.clone_assign((T.exp(x)).owner.op, FunctionPrinter("e**"))
+    assert p(T.exp(x) + 1) == "(e**(x) + TensorConstant{1.0})"
+    assert pprint(T.exp(x) + 1) == "(exp(x) + TensorConstant{1.0})"
+    p.assign(lambda pstate, r: r.owner is not None and r.owner.op.kind == "Sum", PatternPrinter("sum[%(0)s]"))
+    assert p(x.sum()) == "sum[x]"
+    p.assign(lambda pstate, r: r.owner is not None and r.owner.op.kind == "DimShuffle", MemberPrinter("T"))
+    assert p(m.T) == "m.T" and pprint(m.T) == "m.T"
+    assert pprint(m.dimshuffle("x", 0, 1) + 1).startswith("(m + ")
+    assert pprint(T.dtensor3("t").dimshuffle(1, 0, 2)) == "DimShuffle{1, 0, 2}(t)"
+    p.assign(lambda pstate, r: r.owner is not None and str(r.owner.op) == "Elemwise{neg}", IgnorePrinter())
+    assert p(-x) == "x"
+    q = PPrinter()
+    q.assign(lambda pstate, r: True, DefaultPrinter())
+    q.assign(lambda pstate, r: r.name is not None, LeafPrinter())
+    assert q(T.exp(x)) == "Elemwise{exp}(x)"
+    with pytest.raises(TypeError, match="condition"):
+        q.assign("exp", leaf_printer)
+    with pytest.raises(ValueError, match="assoc"):
+        OperatorPrinter("+", 0, "sideways")
+    # a PrinterState given explicitly: its memo is what was printed
+    state = PrinterState(pprinter=pprint)
+    assert pprint(x + y, state) == "(x + y)" and (x + y) not in state.memo
+    assert default_printer.process(x, PrinterState(pprinter=pprint)) == "x"
+    # process_graph: a small program, named results by name, updates with <-
+    s = theano.shared(np.zeros(2), name="s")
+    h = T.exp(x)
+    h.name = "h"
+    text = pprint([x], [h * 2], {s: s + h})
+    assert text.splitlines() == ["h = exp(x)", "s <- (s + h)", "return (h * TensorConstant{2.0})"]
+    assert pprint([x], [h * 2, h], [], True).splitlines()[0] == "inputs: x"
 
 
 def test_pydotprint_writes_a_png(tmp_path):
