@@ -45,8 +45,13 @@ Array constant_value(const Var& v);
 /// constants) are the originals; otherwise symbolic inputs are new input variables of the
 /// same type and name, and shared variables new graph variables over the same value.
 /// strict: a replacement must have the old variable's dtype, rank and static sizes (it may
-/// know a size the old one did not); otherwise dtype and rank must match and known sizes
-/// must not disagree (results keep the types they had). TypeError names both variables.
+/// know a size the old one did not), and results keep the types they had. strict=false (as
+/// Theano's): only the rank must match, and every node above a replacement of another type
+/// is re-typed: arithmetic, reductions, dot, dimshuffle and softmax as their builders type
+/// them (x * 2 of a float64 replacement for a float32 x is float64), other ops with the
+/// dtype they follow and static sizes left unknown (checked when the function runs); an op
+/// that cannot be re-typed for another dtype throws NotImplementedError naming it.
+/// TypeError names both variables.
 std::vector<Var> clone(const std::vector<Var>& outputs, const std::vector<std::pair<Var, Var>>& replace = {},
                        bool strict = true, bool share_inputs = true);
 

@@ -5,6 +5,12 @@
 #include "api/apply_info.hpp"
 #include "graph/node.hpp"
 #include "graph/op.hpp"
+#include "ops/blas.hpp"
+#include "ops/dimshuffle.hpp"
+#include "ops/elemwise.hpp"
+#include "ops/nnet.hpp"
+#include "ops/reduce.hpp"
+#include "ops/sum_to.hpp"
 
 #include <unordered_map>
 
@@ -32,15 +38,78 @@ void check_replacement(const VarPtr& old_v, const VarPtr& new_v, bool strict) {
     throw TypeError("clone: cannot replace '" + old_v->label() + "' (" + a.str() + ") by '" + new_v->label() + "' (" +
                     b.str() + "): " + why);
   };
-  if (a.dtype != b.dtype || a.ndim() != b.ndim()) fail("dtype and rank must match");
+  if (a.ndim() != b.ndim()) fail("the rank must match");
+  if (!strict) return;  // the nodes above are re-typed (retype below)
+  if (a.dtype != b.dtype) fail("the dtype must match (strict=False re-types the graph for another dtype)");
   for (int d = 0; d < a.ndim(); ++d) {
     const int64_t x = a.dims[d], y = b.dims[d];
-    if (x >= 0 && y >= 0 && x != y) fail("dim " + std::to_string(d) + " has static size " + std::to_string(x) +
-                                         " in one and " + std::to_string(y) + " in the other");
-    if (strict && x >= 0 && y < 0)
+    if (x >= 0 && x != y && y >= 0)
+      fail("dim " + std::to_string(d) + " has static size " + std::to_string(x) + " in one and " + std::to_string(y) +
+           " in the other (strict=False re-types the graph)");
+    if (x >= 0 && y < 0)
       fail("dim " + std::to_string(d) + " has static size " + std::to_string(x) +
-           " but the replacement's size is unknown (strict=False accepts it)");
+           " but the replacement's size is unknown (strict=False re-types the graph)");
   }
+}
+
+// Kinds whose output is the first input's values rearranged or passed through: their output
+// has that input's dtype whatever it is.
+bool follows_input_dtype(graph::OpKind k) {
+  using K = graph::OpKind;
+  switch (k) {
+    case K::Reshape: case K::BroadcastTo: case K::Subtensor: case K::AdvancedSubtensor1: case K::SumTo:
+    case K::Assert: case K::Print: case K::ZeroGrad: case K::DisconnectedGrad: case K::GradClip: case K::GradScale:
+    case K::Sort:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `node`'s op applied to `ins`, whose types differ from the node's inputs' (clone with
+// strict=False), typed as Theano's make_node re-types a node: by the op's builder where the
+// output type depends on the inputs' in a way of its own (promotion, reductions, dot), else the
+// node's output types with the dtype the kind follows and every static size left unknown (a
+// sound type: sizes are checked when the function runs).
+std::vector<VarPtr> retype(const graph::Apply& node, const std::vector<VarPtr>& ins) {
+  using K = graph::OpKind;
+  const graph::Op& op = node.op();
+  switch (op.kind()) {
+    case K::Elemwise: {
+      const auto& e = static_cast<const ops::Elemwise&>(op);
+      return {e.scalar() == ops::ScalarOpId::Cast ? ops::cast(ins[0], e.out_dtype()) : ops::elemwise(e.scalar(), ins)};
+    }
+    case K::Sum: case K::Prod: case K::Max: case K::Min: case K::Any: case K::All: case K::Mean: {
+      const auto& r = static_cast<const ops::Reduce&>(op);
+      return {ops::reduce(r.reduce_kind(), ins[0], r.axes(), false)};
+    }
+    case K::Count: {
+      const auto& r = static_cast<const ops::Reduce&>(op);
+      return {ops::reduce_count(ins[0], r.axes(), r.out_dtype())};
+    }
+    case K::Dot: return {ops::dot(ins[0], ins[1])};
+    case K::DimShuffle: return {ops::dimshuffle(ins[0], static_cast<const ops::DimShuffle&>(op).pattern())};
+    case K::Softmax: case K::LogSoftmax: {
+      const auto& sm = static_cast<const ops::Softmax&>(op);
+      return {ops::softmax(ins[0], sm.axis(), sm.is_log())};
+    }
+    default: break;
+  }
+  bool same_dtypes = true;
+  for (size_t i = 0; i < ins.size(); ++i) same_dtypes = same_dtypes && ins[i]->type.dtype == node.input(i)->type.dtype;
+  const bool follow = follows_input_dtype(op.kind()) && !ins.empty();
+  if (!same_dtypes && !follow)
+    throw NotImplementedError("clone(strict=False): cannot re-type " + node.describe() + " (" +
+                              std::string(graph::kind_name(op.kind())) +
+                              ") for a replacement of another dtype; replace by a variable of the same dtype");
+  std::vector<graph::TensorType> types;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    graph::TensorType t = node.output_raw(i)->type;
+    if (follow && i == 0) t.dtype = ins[0]->type.dtype;
+    for (int64_t& d : t.dims) d = graph::kUnknownDim;
+    types.push_back(t);
+  }
+  return graph::Apply::make(node.op_ptr(), ins, std::move(types))->outputs();
 }
 
 }  // namespace
@@ -128,13 +197,22 @@ std::vector<Var> clone(const std::vector<Var>& outputs, const std::vector<std::p
             }
           if (!ready) continue;
           std::vector<VarPtr> ins;
-          for (const VarPtr& in : node->inputs()) ins.push_back(memo.at(in.get()));
-          std::vector<graph::TensorType> types;
-          for (int i = 0; i < node->num_outputs(); ++i) types.push_back(node->output_raw(i)->type);
-          graph::ApplyPtr copy = graph::Apply::make(node->op_ptr(), std::move(ins), std::move(types));
+          bool retyped = false;
+          for (const VarPtr& in : node->inputs()) {
+            ins.push_back(memo.at(in.get()));
+            retyped = retyped || ins.back()->type != in->type;
+          }
+          std::vector<VarPtr> outs;
+          if (retyped && !strict) {
+            outs = retype(*node, ins);
+          } else {
+            std::vector<graph::TensorType> types;
+            for (int i = 0; i < node->num_outputs(); ++i) types.push_back(node->output_raw(i)->type);
+            outs = graph::Apply::make(node->op_ptr(), std::move(ins), std::move(types))->outputs();
+          }
           for (int i = 0; i < node->num_outputs(); ++i) {
-            copy->output_raw(i)->name = node->output_raw(i)->name;
-            memo[node->output_raw(i)] = copy->output(i);
+            if (outs[i]->name.empty()) outs[i]->name = node->output_raw(i)->name;
+            memo[node->output_raw(i)] = outs[i];
           }
           break;
         }

@@ -69,17 +69,42 @@ def test_clone_replaces_and_leaves_the_original_unchanged():
 
 def test_clone_checks_replacement_types():
     x = T.dvector("x")
-    with pytest.raises(TypeError, match="dtype and rank"):
+    with pytest.raises(TypeError, match="dtype must match"):
         theano.clone(x * 2, replace={x: T.fvector("f")})
-    with pytest.raises(TypeError, match="dtype and rank"):
+    with pytest.raises(TypeError, match="rank must match"):
         theano.clone(x * 2, replace={x: T.dmatrix("m")})
+    with pytest.raises(TypeError, match="rank must match"):
+        theano.clone(x * 2, replace={x: T.dmatrix("m")}, strict=False)
     s3 = T.TensorType("float64", shape=(3,))("s3")
     with pytest.raises(TypeError, match="strict=False"):
         theano.clone(s3 * 2, replace={s3: x})
     c = theano.clone(s3 * 2, replace={s3: x}, strict=False)
     np.testing.assert_allclose(theano.function([x], c)(np.ones(3)), 2 * np.ones(3))
-    with pytest.raises(TypeError, match="static size 3"):
-        theano.clone(s3 * 2, replace={s3: T.TensorType("float64", shape=(4,))("s4")}, strict=False)
+    c4 = theano.clone(s3 * 2, replace={s3: T.TensorType("float64", shape=(4,))("s4")}, strict=False)
+    assert c4.type.shape == (4,)
+
+
+def test_clone_strict_false_retypes_the_graph_as_theano():
+    # Theano re-makes each node above a replacement of another type (make_node): a float64
+    # replacement for a float32 input gives float64 results, computed in float64.
+    x = T.fvector("x")
+    y = T.nnet.softmax(T.exp(x).dimshuffle("x", 0) * 2).sum(axis=0) + x.mean()
+    d = T.dvector("d")
+    c = theano.clone(y, replace={x: d}, strict=False)
+    assert y.dtype == "float32" and c.dtype == "float64"
+    v = np.array([0.1234567890123, -1.0, 2.5])
+    e = np.exp(v)[None, :] * 2
+    ref = (np.exp(e) / np.exp(e).sum(axis=1, keepdims=True)).sum(axis=0) + v.mean()
+    np.testing.assert_allclose(theano.function([d], c)(v), ref, rtol=1e-14)
+    # an op whose type cannot be re-made for another dtype says so
+    with pytest.raises(NotImplementedError, match="CumSum"):
+        theano.clone(T.cumsum(x) * 2, replace={x: d}, strict=False)
+    # a row replaced by a matrix: the graph above is re-typed, not left claiming a size-1 dim
+    r = T.row("r")
+    m = T.matrix("m")
+    out = theano.clone((r * 3).sum(axis=1), replace={r: m}, strict=False)
+    assert out.broadcastable == (False,)
+    np.testing.assert_allclose(theano.function([m], out)(np.ones((4, 2), dtype=m.dtype)), [6.0] * 4)
 
 
 # ---- functions ----

@@ -254,9 +254,11 @@ def clone(output, replace=None, strict=True, share_inputs=True, copy_inputs=None
     ``share_inputs`` (Theano's default True): the copy reads the same symbolic inputs and
     shared variables; False gives it new input variables of the same types and names (and new
     graph variables over the same shared values). ``strict``: a replacement must have the
-    replaced variable's type (it may know a static size the other did not); with False, dtype
-    and rank must still match (Theon cannot re-type nodes), and static sizes must not
-    disagree. The original graph is unchanged."""
+    replaced variable's type (it may know a static size the other did not); with False, only
+    the rank must match and the nodes above a replacement of another type are re-typed, as
+    Theano re-makes them (a float64 replacement of a float32 input gives float64 results; an
+    op that cannot be re-typed for another dtype raises NotImplementedError naming it). The
+    original graph is unchanged."""
     if copy_inputs is not None:  # Theano's deprecated name for share_inputs' opposite
         share_inputs = not copy_inputs
     single = not isinstance(output, (list, tuple))
