@@ -22,7 +22,7 @@ Variable = TensorVariable
 
 # Graph and gradient names of Theano's top level (issue 17): clone, Rop/Lop, pprint; the
 # scalar, sandbox.cuda and compile.monitormode module paths.
-from .gof.graph import Apply, Constant, clone
+from .gof.graph import Apply, Constant, clone_replace as clone
 from .tensor import dot
 from .gradient import Lop, Rop
 from .printing import pprint

@@ -105,7 +105,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
     graph); the rewrites remove most of the extra work. An output that does not depend on
     ``wrt`` gets zeros (``disconnected_outputs='raise'`` raises instead, as Theano does)."""
     from . import tensor as T
-    from .gof.graph import clone
+    from .gof.graph import clone_replace as clone
     if return_disconnected not in ("zero", "Zero"):
         raise TheonNotImplementedError(f"Rop(return_disconnected={return_disconnected!r}): disconnected outputs "
                                        "get zeros")

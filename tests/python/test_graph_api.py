@@ -67,6 +67,25 @@ def test_clone_replaces_and_leaves_the_original_unchanged():
     np.testing.assert_allclose(theano.function([new_x], c3)(v), np.exp(v) * 2)
 
 
+def test_gof_graph_clone_between_inputs_and_outputs():
+    from theon.gof import graph
+    x, y = T.dvector("x"), T.dvector("y")
+    out = T.exp(x) * y + 1
+    (nx,), (nout,) = graph.clone([x], [out])
+    assert nx is not x and nx.type == x.type and nx.name == "x"
+    assert nout is not out
+    ins = graph.inputs([nout])
+    assert nx in ins and y not in ins  # the orphan y is copied too (copy_orphans follows copy_inputs)
+    (ny,) = [v for v in ins if v.name == "y"]
+    f = theano.function([nx, ny], nout)
+    np.testing.assert_allclose(f(np.zeros(2), np.array([2.0, 3.0])), [3.0, 4.0])
+    (sx,), (sout,) = graph.clone([x], [out], copy_inputs=False)
+    assert sx is x and {x, y} <= set(graph.inputs([sout])) and sout is not out
+    (cx,), (cout,) = graph.clone([x], [out], copy_inputs=True, copy_orphans=False)
+    assert cx is not x and y in graph.inputs([cout])
+    assert theano.clone is graph.clone_replace
+
+
 def test_clone_checks_replacement_types():
     x = T.dvector("x")
     with pytest.raises(TypeError, match="dtype must match"):

@@ -1,6 +1,7 @@
 """theon.gof.graph: Theano's ``theano.gof.graph`` walks over symbolic graphs.
 
-``inputs``, ``ancestors``, ``variables``, ``io_toposort``, ``is_same_graph`` and ``clone``
+``inputs``, ``ancestors``, ``variables``, ``io_toposort``, ``is_same_graph``, ``clone`` (Theano's
+gof.graph.clone(i, o)) and ``clone_replace`` (``theano.clone``)
 take Theon variables; ``var.owner`` is an :class:`Apply` (``.op``, ``.inputs``, ``.outputs``)
 or None for a leaf (a symbolic input, a shared variable, a constant), as in Theano. The walks
 visit variables in Theano's order (a depth-first walk from the last of the variables given).
@@ -13,7 +14,7 @@ from .. import _core
 from .. import _variable
 from .._variable import SharedVariable, TensorConstant, TensorVariable, _WRAPPERS, as_tensor_variable
 
-__all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "Variable",
+__all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "clone_replace", "Variable",
            "Constant"]
 
 Variable = TensorVariable
@@ -247,7 +248,7 @@ def _replace_pairs(replace):
     return out
 
 
-def clone(output, replace=None, strict=True, share_inputs=True, copy_inputs=None):
+def clone_replace(output, replace=None, strict=True, share_inputs=True, copy_inputs=None):
     """Theano's ``theano.clone``: a copy of the graph computing ``output`` (a variable or a list
     of them), with the variables of ``replace`` (a dict or pairs: old -> new) replaced.
 
@@ -266,6 +267,32 @@ def clone(output, replace=None, strict=True, share_inputs=True, copy_inputs=None
     cloned = _core.clone([o._v for o in outs], _replace_pairs(replace), bool(strict), bool(share_inputs))
     res = [wrap(c) for c in cloned]
     return res[0] if single else res
+
+
+def clone(i, o, copy_inputs=True, copy_orphans=None):
+    """Theano's ``theano.gof.graph.clone(i, o, copy_inputs=True, copy_orphans=None)``: a copy of
+    the subgraph between the inputs ``i`` and the outputs ``o`` (lists), returned as (the copy's
+    inputs, the copy's outputs). ``copy_inputs``: the copy gets new variables of the same types
+    and names for ``i`` (else it reads ``i`` itself); ``copy_orphans`` (default:
+    ``copy_inputs``): the same for the other leaves the outputs read (symbolic inputs not in
+    ``i``, shared variables; constants are shared either way, being immutable). ``theano.clone``
+    (with replacements) is :func:`clone_replace`."""
+    ins = [as_tensor_variable(v) for v in _list(i)]
+    outs = [as_tensor_variable(v) for v in _list(o)]
+    if copy_orphans is None:
+        copy_orphans = copy_inputs
+    if copy_inputs:
+        new_ins = []
+        for v in ins:
+            # a constant or shared variable given as an input stays itself (its value is the same)
+            new_ins.append(v if _core.var_role(v._v) in ("constant", "shared") else v.type(v.name))
+    else:
+        new_ins = list(ins)
+    # Replacements are used as they are: the given inputs become new_ins (themselves when not
+    # copied), and share_inputs decides the orphans.
+    new_outs = clone_replace(outs, replace=list(zip(ins, new_ins)), strict=True,
+                             share_inputs=not copy_orphans) if outs else []
+    return new_ins, new_outs
 
 
 def stack_search(start, expand, mode="bfs", build_inv=False):
