@@ -7,11 +7,16 @@
 //   output whatever n is;
 // - any other c: broadcast into the output first, one BLAS call accumulates the product into
 //   it with beta, then (relu) one pass over the output.
-// Integer dtypes, tiny or degenerate products and products broadcast against a larger c run
-// the op's reference (blas_reference.cpp). The per-element math is nnet::gemm_epilogue.
+// - a narrow output (n <= 16 float32 columns, k <= 256: the seed examples' x . W + b): the
+//   skinny kernel (skinny_gemm.cpp) with the addend and relu fused, no BLAS call at all. For
+//   float64 only where the reference loop ran before (under kSmallGemmWork): beyond it, CBLAS's
+//   dgemm is not slower.
+// Integer dtypes, degenerate products and products broadcast against a larger c run the op's
+// reference (blas_reference.cpp). The per-element math is nnet::gemm_epilogue.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/skinny_gemm.hpp"
 #include "ops/gemm.hpp"
 #include "ops/scalar/nnet_ops.hpp"
 #include "ops/shape.hpp"
@@ -79,6 +84,30 @@ void vector_epilogue(T* out, int64_t m, int64_t n, const Array& c, bool row, dou
   else act ? col_epilogue<1, T, double>(out, m, n, pc, rs, beta) : col_epilogue<0, T, double>(out, m, n, pc, rs, beta);
 }
 
+// out(m, n) = act(alpha * a.b + beta * c) by the skinny kernel (c broadcast through its
+// strides, as gemm_loop reads it).
+template <class T>
+void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const Array& b, Array& out) {
+  SkinnyGemm<T> g;
+  g.m = a.shape()[0];
+  g.k = a.shape()[1];
+  g.n = b.shape()[1];
+  g.alpha = static_cast<T>(op.alpha());
+  g.beta = static_cast<T>(op.beta());
+  g.a = a.data<T>();
+  g.a_rs = a.strides()[0];
+  g.a_cs = a.strides()[1];
+  g.b = b.data<T>();
+  g.b_rs = b.strides()[0];
+  g.b_cs = b.strides()[1];
+  g.c = c.data<T>();
+  g.c_rs = c.shape()[0] == 1 ? 0 : c.strides()[0];
+  g.c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
+  g.relu = op.epilogue().act == ops::GemmAct::Relu;
+  g.out = out.data<T>();
+  skinny_gemm(g);
+}
+
 class GemmBetaKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
@@ -93,6 +122,12 @@ class GemmBetaKernel final : public Kernel {
     const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const DType t = a.dtype();
     const bool blas_dtype = have_blas(t);
+    const bool degenerate = out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || !out.is_contiguous();
+    // (No Gemm destroys an input, so out overlaps none of c, a, b.)
+    if (!degenerate && t == DType::Float32 && skinny_gemm_fits<float>(m, n, k))
+      return skinny_gemm_node<float>(op, c, a, b, out);
+    if (!degenerate && t == DType::Float64 && skinny_gemm_fits<double>(m, n, k) && m * n * k <= kSmallGemmWork)
+      return skinny_gemm_node<double>(op, c, a, b, out);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
       return gemm_loop(node, inputs, outputs);
