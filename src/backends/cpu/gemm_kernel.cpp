@@ -84,8 +84,9 @@ void vector_epilogue(T* out, int64_t m, int64_t n, const Array& c, bool row, dou
   else act ? col_epilogue<1, T, double>(out, m, n, pc, rs, beta) : col_epilogue<0, T, double>(out, m, n, pc, rs, beta);
 }
 
-// out(m, n) = act(alpha * a.b + beta * c) by the skinny kernel (c broadcast through its
-// strides, as gemm_loop reads it).
+// out(m, n) = act(alpha * a.b + beta * c) by the skinny kernel, c (the node's input 0, a
+// matrix, a row or a column vector) read through its strides as gemm_loop reads it: no view
+// of it is built (this runs on every call).
 template <class T>
 void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const Array& b, Array& out) {
   SkinnyGemm<T> g;
@@ -101,8 +102,21 @@ void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const
   g.b_rs = b.strides()[0];
   g.b_cs = b.strides()[1];
   g.c = c.data<T>();
-  g.c_rs = c.shape()[0] == 1 ? 0 : c.strides()[0];
-  g.c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
+  const int64_t c0 = c.shape()[0] == 1 ? 0 : c.strides()[0];
+  switch (op.epilogue().addend) {
+    case ops::GemmAddend::Matrix:
+      g.c_rs = c0;
+      g.c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
+      break;
+    case ops::GemmAddend::Row:
+      g.c_rs = 0;
+      g.c_cs = c0;
+      break;
+    case ops::GemmAddend::Col:
+      g.c_rs = c0;
+      g.c_cs = 0;
+      break;
+  }
   g.relu = op.epilogue().act == ops::GemmAct::Relu;
   g.out = out.data<T>();
   skinny_gemm(g);
@@ -115,19 +129,22 @@ class GemmBetaKernel final : public Kernel {
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
     const Array &a = inputs[1], &b = inputs[2];
     Array& out = outputs[0];
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const DType t = a.dtype();
+    // The output has the node's inferred shape (the executor checked c against the product):
+    // when it is the product's, c broadcasts into it. No Gemm destroys an input, so out
+    // overlaps none of c, a, b.
+    const bool plain = out.shape().size() == 2 && out.shape()[0] == m && out.shape()[1] == n && m > 0 && k > 0 &&
+                       out.is_contiguous();
+    if (plain && t == DType::Float32 && skinny_gemm_fits<float>(m, n, k))
+      return skinny_gemm_node<float>(op, inputs[0], a, b, out);
+    if (plain && t == DType::Float64 && skinny_gemm_fits<double>(m, n, k) && m * n * k <= kSmallGemmWork)
+      return skinny_gemm_node<double>(op, inputs[0], a, b, out);
+    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
+    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const bool blas_dtype = have_blas(t);
-    const bool degenerate = out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || !out.is_contiguous();
-    // (No Gemm destroys an input, so out overlaps none of c, a, b.)
-    if (!degenerate && t == DType::Float32 && skinny_gemm_fits<float>(m, n, k))
-      return skinny_gemm_node<float>(op, c, a, b, out);
-    if (!degenerate && t == DType::Float64 && skinny_gemm_fits<double>(m, n, k) && m * n * k <= kSmallGemmWork)
-      return skinny_gemm_node<double>(op, c, a, b, out);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
       return gemm_loop(node, inputs, outputs);

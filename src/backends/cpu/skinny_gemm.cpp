@@ -171,8 +171,14 @@ template <class T, int NP, Addend A>
 THEON_AVX2 void skinny_avx2(const SkinnyGemm<T>& g) {
   constexpr int L = Avx<T>::L;
   alignas(32) T panel[kSkinnyMaxK * NP * L];
-  for (int64_t p = 0; p < g.k; ++p)
-    for (int64_t j = 0; j < NP * L; ++j) panel[p * NP * L + j] = j < g.n ? g.b[p * g.b_rs + j * g.b_cs] : T(0);
+  for (int64_t p = 0; p < g.k; ++p) {
+    T* row = panel + p * NP * L;
+    const T* src = g.b + p * g.b_rs;
+    if (g.b_cs == 1) std::memcpy(row, src, static_cast<size_t>(g.n) * sizeof(T));
+    else
+      for (int64_t j = 0; j < g.n; ++j) row[j] = src[j * g.b_cs];
+    std::fill(row + g.n, row + NP * L, T(0));
+  }
   const int threads = parallel_threads(g.m * g.k);
   if (threads <= 1) return skinny_rows_avx2<T, NP, A>(g, panel, 0, g.m);
 #pragma omp parallel num_threads(threads)
