@@ -1,7 +1,8 @@
 // Matrix products on the CPU. A narrow output (n <= 16 float32 columns, k <= 256; float64 only
 // below kSmallGemmWork) goes to the skinny kernel (skinny_gemm.cpp), other float32 products
-// through oneDNN (Debian's OpenBLAS 0.3.21 misdetects recent CPUs and runs 4-6x slower, see
-// docs/ARCHITECTURE.md), float64 through CBLAS, and integers through the op's exact reference
+// through oneDNN (Debian's OpenBLAS 0.3.21 misdetects recent CPUs and runs 4-6x slower on
+// large products, see docs/ARCHITECTURE.md; up to 64x64x64 it is the faster one and
+// blas_gemm takes it), float64 through CBLAS, and integers through the op's exact reference
 // loop.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
