@@ -24,6 +24,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 namespace theon::backends::cpu {
 namespace {
@@ -162,7 +163,11 @@ class GemmBetaKernel final : public Kernel {
       else vector_epilogue<double>(out.data<double>(), m, n, c, row, op.beta(), act);
       return;
     }
-    ops::copy_strided(c, out);  // c broadcast into the output; BLAS scales it by beta
+    // c broadcast into the output (BLAS scales it by beta): one memcpy when c is a contiguous
+    // matrix of the output's shape (W10's x.Wx; the generic strided copy cost 4 instructions
+    // an element there).
+    if (c.shape() == out.shape() && c.is_contiguous()) std::memcpy(out.data(), c.data(), out.nbytes());
+    else ops::copy_strided(c, out);
     blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node);
     if (act) {
       if (t == DType::Float32) relu_pass(out.data<float>(), out.size());
