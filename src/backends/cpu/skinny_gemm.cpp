@@ -7,8 +7,8 @@
 // - the epilogue (alpha, the broadcast addend, relu) is applied in registers; a row is stored
 //   with whole vectors when the store stays inside the caller's rows (the lanes past column n
 //   land in the next rows, which are stored after it), else lane by lane.
-// The portable path computes the same sums in the same order (float accumulation, one
-// product added per p), lane by lane.
+// The portable path computes the same sums in the same order (accumulation in T, one product
+// added per p), lane by lane, without FMA (so the last bit may differ).
 #include "backends/cpu/skinny_gemm.hpp"
 
 #include "backends/cpu/parallel.hpp"

@@ -4,8 +4,8 @@
 // the bias and relu, one core of the Zen 4 machine).
 // Vectorised along the output row (one or two 32-byte vectors), blocked over rows, B packed
 // once per call into a zero-padded stack panel, the bias and relu epilogue applied before the
-// row is stored. AVX2+FMA where the CPU has them (checked once), else the same code in the
-// baseline instruction set.
+// row is stored. AVX2+FMA where the CPU has them (checked once), else a portable loop over
+// the same sums.
 #pragma once
 
 #include <cstdint>
