@@ -183,7 +183,8 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
       slots[slot] = program.leaf_values[k];  // a constant copied to its device at compile time
       continue;
     }
-    slots[slot] = var->kind == graph::VarKind::Constant ? var->constant : var->storage->get();
+    if (var->kind == graph::VarKind::Constant) slots[slot] = var->constant;
+    else var->storage->get_into(slots[slot]);  // copy-assigned: the slot's vectors are reused
     // A shared variable moved to another device since compilation: copied per call.
     if (k < program.leaf_device.size() && slots[slot].defined() && slots[slot].device() != program.leaf_device[k]) {
       const Device from = slots[slot].device(), to = program.leaf_device[k];

@@ -14,6 +14,7 @@
 #include <shared_mutex>
 #include <sstream>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 
 namespace theon::detail {
@@ -290,19 +291,12 @@ class SignatureKey {
 
 }  // namespace
 
-FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs, std::unique_ptr<ExecState>* state) {
+FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs) {
   const SignatureKey key(inputs);
-  auto take_idle = [&](Entry& e) -> Entry& {  // under mutex_
-    if (state && !e.idle.empty()) {
-      *state = std::move(e.idle.back());
-      e.idle.pop_back();
-    }
-    return e;
-  };
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = programs_.find(key.view());
-    if (it != programs_.end()) return take_idle(it->second);
+    if (it != programs_.end()) return it->second;
   }
   // Compile outside the lock: other signatures keep running meanwhile.
   auto fgraph = std::make_shared<graph::FunctionGraph>(inputs_, outputs_, givens_);
@@ -325,6 +319,7 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = programs_.try_emplace(std::string(key.view()));
   if (inserted) {
+    it->second.key = &it->first;
     it->second.program = program;
     it->second.reads_shared = reads_shared;
     for (auto& t : program->thunks) {
@@ -332,7 +327,64 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs,
       if (t.dev.is_cuda() && std::find(devs.begin(), devs.end(), t.dev) == devs.end()) devs.push_back(t.dev);
     }
   }
-  return take_idle(it->second);
+  return it->second;
+}
+
+std::unique_ptr<ExecState> FunctionImpl::take_state(Entry& entry) {
+  if (ExecState* s = entry.spare.exchange(nullptr, std::memory_order_acquire)) return std::unique_ptr<ExecState>(s);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!entry.idle.empty()) {
+      std::unique_ptr<ExecState> s = std::move(entry.idle.back());
+      entry.idle.pop_back();
+      return s;
+    }
+  }
+  return std::make_unique<ExecState>();
+}
+
+void FunctionImpl::give_state(Entry& entry, std::unique_ptr<ExecState> state) {
+  ExecState* empty = nullptr;
+  if (entry.spare.compare_exchange_strong(empty, state.get(), std::memory_order_release, std::memory_order_relaxed)) {
+    state.release();  // now owned by entry.spare
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  entry.idle.push_back(std::move(state));
+}
+
+void FunctionImpl::StatsRecord::publish(const MemoryStats& s) {
+  uint64_t q = seq_.load(std::memory_order_acquire);
+  const bool same = q != 0 && (q & 1) == 0 && peak_bytes_.load(std::memory_order_relaxed) == s.peak_bytes &&
+                    reused_.load(std::memory_order_relaxed) == s.reused &&
+                    allocated_.load(std::memory_order_relaxed) == s.allocated &&
+                    inplace_.load(std::memory_order_relaxed) == s.inplace;
+  if (same) return;  // a warm call repeating the last one writes nothing
+  if ((q & 1) || !seq_.compare_exchange_strong(q, q + 1, std::memory_order_acquire, std::memory_order_relaxed))
+    return;  // another call is writing its report
+  peak_bytes_.store(s.peak_bytes, std::memory_order_relaxed);
+  reused_.store(s.reused, std::memory_order_relaxed);
+  allocated_.store(s.allocated, std::memory_order_relaxed);
+  inplace_.store(s.inplace, std::memory_order_relaxed);
+  seq_.store(q + 2, std::memory_order_release);
+}
+
+std::optional<MemoryStats> FunctionImpl::StatsRecord::read() const {
+  for (;;) {
+    const uint64_t q = seq_.load(std::memory_order_acquire);
+    if (q == 0) return std::nullopt;
+    if (q & 1) {
+      std::this_thread::yield();
+      continue;
+    }
+    MemoryStats s;
+    s.peak_bytes = peak_bytes_.load(std::memory_order_relaxed);
+    s.reused = reused_.load(std::memory_order_relaxed);
+    s.allocated = allocated_.load(std::memory_order_relaxed);
+    s.inplace = inplace_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq_.load(std::memory_order_relaxed) == q) return s;
+  }
 }
 
 // Shared variables live where the program reads them (DESIGN.md: they move to their device
@@ -364,9 +416,13 @@ size_t FunctionImpl::num_programs() {
 std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   std::vector<Array> converted;
   const std::vector<Array>& inputs = bind_inputs(given, converted);
-  std::unique_ptr<ExecState> state;
-  Entry& entry = program_for(inputs, &state);
-  if (!state) state = std::make_unique<ExecState>();
+  Entry* hot = hot_.load(std::memory_order_acquire);
+  if (!hot || *hot->key != SignatureKey(inputs).view()) {
+    hot = &program_for(inputs);
+    hot_.store(hot, std::memory_order_release);
+  }
+  Entry& entry = *hot;
+  std::unique_ptr<ExecState> state = take_state(entry);
 
   // A function with updates: this call's read-compute-commit is serialised with every other
   // call updating one of its variables (released on return or on an error).
@@ -426,14 +482,13 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
     throw;  // nothing was committed
   }
   state->pool.end_call();
-  {
+  entry.last.publish(state->pool.stats());
+  last_memory_.publish(state->pool.stats());
+  if (entry.program->device_work) {
     std::lock_guard<std::mutex> lock(mutex_);
-    entry.last = state->pool.stats();
-    entry.called = true;
-    if (entry.program->device_work) entry.transfer_bytes = state->transfer_bytes;
-    last_memory_ = entry.last;
-    entry.idle.push_back(std::move(state));
+    entry.transfer_bytes = state->transfer_bytes;
   }
+  give_state(entry, std::move(state));
   if (!update_targets_.empty()) {
     std::unique_lock<std::shared_mutex> write(commit_lock());
     for (size_t u = 0; u < update_targets_.size(); ++u) update_targets_[u]->set(results[num_user_outputs_ + u]);
@@ -443,17 +498,11 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   return results;
 }
 
-std::optional<MemoryStats> FunctionImpl::memory_report() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_memory_;
-}
+std::optional<MemoryStats> FunctionImpl::memory_report() { return last_memory_.read(); }
 
 std::optional<MemoryStats> FunctionImpl::memory_report(const std::vector<Array>& inputs) {
   std::vector<Array> converted;
-  Entry& entry = program_for(bind_inputs(inputs, converted));
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!entry.called) return std::nullopt;
-  return entry.last;
+  return program_for(bind_inputs(inputs, converted)).last.read();
 }
 
 std::vector<Array> FunctionImpl::generic_inputs() const {
@@ -500,7 +549,7 @@ std::string FunctionImpl::explain() {
       if (!t.is_transfer) continue;
       const auto* from = t.node->input(0).get();
       os << "    " << i << "  " << from->label() << " -> " << t.device << ": ";
-      if (i < bytes.size() && entry.called) os << bytes[i] << " bytes in the last call\n";
+      if (i < bytes.size() && entry.last.read()) os << bytes[i] << " bytes in the last call\n";
       else os << from->type.str() << " (no call yet)\n";
     }
   }

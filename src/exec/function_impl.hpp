@@ -29,14 +29,36 @@ class FunctionImpl {
   std::string debugprint();
   std::vector<NodeInfo> nodes();
   const std::string& name() const { return name_; }
+  /// The memory report of "the last call", written by every call without a lock: a seqlock
+  /// whose writer never waits (a call that finds another one writing leaves the record to it:
+  /// with calls running at once, "the last" is any of them) and skips an unchanged record.
+  class StatsRecord {
+   public:
+    void publish(const MemoryStats& s);
+    /// nullopt before the first publish.
+    std::optional<MemoryStats> read() const;
+
+   private:
+    std::atomic<uint64_t> seq_{0};  // odd while being written; 0 before the first publish
+    std::atomic<size_t> peak_bytes_{0};
+    std::atomic<int> reused_{0}, allocated_{0}, inplace_{0};
+  };
   struct Entry {
+    const std::string* key = nullptr;  // the programs_ key it is stored under
     std::shared_ptr<compile::Program> program;
-    bool reads_shared = false;                     // loads a shared variable (takes the commit lock)
-    std::vector<std::unique_ptr<ExecState>> idle;  // execution states not in use (guarded by mutex_)
-    MemoryStats last;                              // the last successful call of this program
-    std::vector<size_t> transfer_bytes;            // per thunk: bytes a Transfer moved in the last call
-    bool called = false;
-    std::vector<Device> devices;                   // the CUDA devices its thunks run on
+    bool reads_shared = false;  // loads a shared variable (takes the commit lock)
+    // Execution states not in use: one in `spare` (taken and given back with one atomic
+    // exchange: a warm call takes no lock), more in `idle` (guarded by mutex_) when calls
+    // run at once.
+    std::atomic<ExecState*> spare{nullptr};
+    std::vector<std::unique_ptr<ExecState>> idle;
+    StatsRecord last;                    // the last successful call of this program
+    std::vector<size_t> transfer_bytes;  // per thunk: bytes a Transfer moved in the last call (mutex_)
+    std::vector<Device> devices;         // the CUDA devices its thunks run on
+    Entry() = default;
+    Entry(const Entry&) = delete;
+    Entry& operator=(const Entry&) = delete;
+    ~Entry() { delete spare.load(); }
   };
   /// The memory plan's report of the last successful call (of any program of this function);
   /// nullopt before the first call.
@@ -44,9 +66,8 @@ class FunctionImpl {
   /// The same for the program of inputs with these shapes (nullopt if it never ran).
   std::optional<MemoryStats> memory_report(const std::vector<Array>& inputs);
   /// The program for inputs with these shapes (compiled on first use). Entries are never
-  /// removed, so the reference stays valid. With `state`, also takes an idle ExecState of
-  /// the entry (under the same lock), leaving it null when there is none.
-  Entry& program_for(const std::vector<Array>& inputs, std::unique_ptr<ExecState>* state = nullptr);
+  /// removed, so the reference stays valid.
+  Entry& program_for(const std::vector<Array>& inputs);
   size_t num_programs();
   /// Calls `hook` around each node of every later call (null: none). Set before the first call.
   void set_node_hook(std::shared_ptr<NodeHook> hook) { node_hook_ = std::move(hook); }
@@ -89,9 +110,16 @@ class FunctionImpl {
 
   std::atomic<uint64_t> calls_{0};  // the observer's call index
 
+  /// An execution state of `entry` (its spare, an idle one, or a new one) / back to the entry.
+  std::unique_ptr<ExecState> take_state(Entry& entry);
+  void give_state(Entry& entry, std::unique_ptr<ExecState> state);
+
   std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> programs_;  // key: which input dims have size 1
-  std::optional<MemoryStats> last_memory_;  // guarded by mutex_
+  // The entry of the last call's signature: a call with the same one finds its program
+  // without the lock and the map (entries are never removed).
+  std::atomic<Entry*> hot_{nullptr};
+  StatsRecord last_memory_;  // the last successful call of any program
 };
 
 }  // namespace theon::detail

@@ -35,6 +35,12 @@ struct SharedStorage {
     std::lock_guard<std::mutex> lock(mutex);
     return value;
   }
+  /// The value copied into `dst` (reusing dst's shape/stride storage: no allocation when
+  /// dst had the rank before; the executor's per-call load of a shared variable).
+  void get_into(Array& dst) {
+    std::lock_guard<std::mutex> lock(mutex);
+    dst = value;
+  }
   void set(Array v) {
     std::lock_guard<std::mutex> lock(mutex);
     value = std::move(v);

@@ -91,18 +91,20 @@ Shape gemm_output_shape(const Apply& node, const Shape& c_in, const Shape& a, co
     throw ShapeError(node.describe() + ": operands of ranks " + std::to_string(c_in.size()) + ", " +
                      std::to_string(a.size()) + ", " + std::to_string(b.size()) + " (a " + gemm_addend_name(addend) +
                      " addend)");
-  const Shape c = gemm_addend_shape(addend, c_in);
+  // c as a matrix (gemm_addend_shape), without building it: this runs on every call.
+  const int64_t c[2] = {addend == GemmAddend::Row ? 1 : c_in[0],
+                        addend == GemmAddend::Col ? 1 : addend == GemmAddend::Row ? c_in[0] : c_in[1]};
   if (a[1] != b[0])
     throw ShapeError(node.describe() + ": inner dimensions differ: " + node.input(1)->label() + " has shape " +
                      shape_str(a) + ", " + node.input(2)->label() + " has shape " + shape_str(b));
-  const Shape p = {a[0], b[1]};
+  const int64_t p[2] = {a[0], b[1]};
   Shape out(2);
   for (int d = 0; d < 2; ++d) {
     if (p[d] == c[d] || c[d] == 1) out[d] = p[d];
     else if (p[d] == 1) out[d] = c[d];
     else
-      throw ShapeError(node.describe() + ": the product of shape " + shape_str(p) + " and " + node.input(0)->label() +
-                       " of shape " + shape_str(c_in) + " (a " + gemm_addend_name(addend) +
+      throw ShapeError(node.describe() + ": the product of shape " + shape_str(Shape{p[0], p[1]}) + " and " +
+                       node.input(0)->label() + " of shape " + shape_str(c_in) + " (a " + gemm_addend_name(addend) +
                        " addend) cannot be broadcast together");
   }
   return out;

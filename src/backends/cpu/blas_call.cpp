@@ -24,6 +24,15 @@ namespace {
 // (nthreads-var), restored after the call.
 constexpr int64_t kSerialGemmWork = int64_t(1) << 20;
 
+// Up to this many multiply-adds (64x64x64) a float32 product goes to CBLAS (OpenBLAS) when
+// the build has both: oneDNN's sgemm costs more per call there (64^3: 5.3 us against 4.6;
+// 64x32x64: 2.8 against 2.4; 32^3: 0.85 against 0.62, one core of the Zen 4 machine), and
+// OpenBLAS runs products this small on the calling thread whatever its thread count
+// (interface/gemm.c: single-threaded up to SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD
+// = 65536 x 4). Beyond it oneDNN is ahead (128^3: 36 us against 42 on one thread, 190 on
+// OpenBLAS's two).
+constexpr int64_t kCblasSmallWork = int64_t(1) << 18;
+
 class SerialIfSmall {
  public:
   explicit SerialIfSmall(int64_t work) {
@@ -77,6 +86,14 @@ const char* blas_name() {
 void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m, int64_t n, int64_t k, double alpha,
                const void* a, const void* b, double beta, void* out, const graph::Apply& node) {
   if (t == DType::Float32) {
+#if defined(THEON_HAVE_DNNL) && defined(THEON_HAVE_CBLAS)
+    if (m * n * k <= kCblasSmallWork) {
+      cblas_sgemm(CblasRowMajor, oa.trans ? CblasTrans : CblasNoTrans, ob.trans ? CblasTrans : CblasNoTrans, m, n, k,
+                  static_cast<float>(alpha), static_cast<const float*>(a), oa.ld, static_cast<const float*>(b), ob.ld,
+                  static_cast<float>(beta), static_cast<float*>(out), n);
+      return;
+    }
+#endif
 #ifdef THEON_HAVE_DNNL
     const SerialIfSmall serial(m * n * k);
     dnnl_status_t st = dnnl_sgemm(oa.trans ? 'T' : 'N', ob.trans ? 'T' : 'N', m, n, k, static_cast<float>(alpha),

@@ -38,7 +38,8 @@ bool have_blas(DType t);
 const char* blas_name();
 
 /// out(m, n) = alpha * op(a) . op(b) + beta * out, out contiguous with leading dimension n
-/// (float32 products under 2^20 multiply-adds on the calling thread only: blas_call.cpp);
+/// (float32 products up to 2^18 multiply-adds through CBLAS when the build has it, else and
+/// beyond through oneDNN, under 2^20 on the calling thread only: blas_call.cpp);
 /// `a`, `b`, `out` point at elements of dtype `t` (float32 or float64, have_blas(t) true).
 /// `node` is named in a library error (described only then: this runs on every call).
 void blas_gemm(DType t, const BlasOperand& oa, const BlasOperand& ob, int64_t m, int64_t n, int64_t k, double alpha,

@@ -1,9 +1,13 @@
-// Matrix products on the CPU. float32 goes through oneDNN (Debian's OpenBLAS 0.3.21 misdetects
-// recent CPUs and runs 4-6x slower, see docs/ARCHITECTURE.md), float64 through CBLAS, and
-// integers through the op's exact reference loop.
+// Matrix products on the CPU. A narrow output (n <= 16 float32 columns, k <= 256; float64 only
+// below kSmallGemmWork) goes to the skinny kernel (skinny_gemm.cpp), other float32 products
+// through oneDNN (Debian's OpenBLAS 0.3.21 misdetects recent CPUs and runs 4-6x slower on
+// large products, see docs/ARCHITECTURE.md; up to 64x64x64 it is the faster one and
+// blas_gemm takes it), float64 through CBLAS, and integers through the op's exact reference
+// loop.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/skinny_gemm.hpp"
 #include "ops/blas.hpp"
 
 #include <theon/error.hpp>
@@ -39,6 +43,23 @@ void small_gemm(const Array& a, const Array& b, Array& out, const ops::GemmShape
   }
 }
 
+// The product by the skinny kernel (no addend); a 1-d operand is a row (a) or column (b).
+template <class T>
+void skinny_dot(const Array& a, const Array& b, Array& out, const ops::GemmShape& g) {
+  SkinnyGemm<T> s;
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.a = a.data<T>();
+  s.a_rs = a.ndim() == 2 ? a.strides()[0] : 0;
+  s.a_cs = a.strides().back();
+  s.b = b.data<T>();
+  s.b_rs = b.strides()[0];
+  s.b_cs = b.ndim() == 2 ? b.strides()[1] : 0;
+  s.out = out.data<T>();
+  skinny_gemm(s);
+}
+
 class GemmKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
@@ -55,7 +76,12 @@ class GemmKernel final : public Kernel {
     }
     const DType t = a.dtype();
     if (t != DType::Float32 && t != DType::Float64) return dot_loop(node, inputs, outputs);
-    if (g.m * g.n * g.k <= kSmallGemmWork) {
+    const bool small = g.m * g.n * g.k <= kSmallGemmWork;
+    if (out.is_contiguous()) {  // (the executor's outputs are)
+      if (t == DType::Float32 && skinny_gemm_fits<float>(g.m, g.n, g.k)) return skinny_dot<float>(a, b, out, g);
+      if (t == DType::Float64 && small && skinny_gemm_fits<double>(g.m, g.n, g.k)) return skinny_dot<double>(a, b, out, g);
+    }
+    if (small) {
       if (t == DType::Float32) small_gemm<float>(a, b, out, g);
       else small_gemm<double>(a, b, out, g);
       return;

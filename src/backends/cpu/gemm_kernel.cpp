@@ -7,11 +7,16 @@
 //   output whatever n is;
 // - any other c: broadcast into the output first, one BLAS call accumulates the product into
 //   it with beta, then (relu) one pass over the output.
-// Integer dtypes, tiny or degenerate products and products broadcast against a larger c run
-// the op's reference (blas_reference.cpp). The per-element math is nnet::gemm_epilogue.
+// - a narrow output (n <= 16 float32 columns, k <= 256: the seed examples' x . W + b): the
+//   skinny kernel (skinny_gemm.cpp) with the addend and relu fused, no BLAS call at all. For
+//   float64 only where the reference loop ran before (under kSmallGemmWork): beyond it, CBLAS's
+//   dgemm is not slower.
+// Integer dtypes, degenerate products and products broadcast against a larger c run the op's
+// reference (blas_reference.cpp). The per-element math is nnet::gemm_epilogue.
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/skinny_gemm.hpp"
 #include "ops/gemm.hpp"
 #include "ops/scalar/nnet_ops.hpp"
 #include "ops/shape.hpp"
@@ -19,6 +24,7 @@
 #include <theon/error.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 namespace theon::backends::cpu {
 namespace {
@@ -79,6 +85,44 @@ void vector_epilogue(T* out, int64_t m, int64_t n, const Array& c, bool row, dou
   else act ? col_epilogue<1, T, double>(out, m, n, pc, rs, beta) : col_epilogue<0, T, double>(out, m, n, pc, rs, beta);
 }
 
+// out(m, n) = act(alpha * a.b + beta * c) by the skinny kernel, c (the node's input 0, a
+// matrix, a row or a column vector) read through its strides as gemm_loop reads it: no view
+// of it is built (this runs on every call).
+template <class T>
+void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const Array& b, Array& out) {
+  SkinnyGemm<T> g;
+  g.m = a.shape()[0];
+  g.k = a.shape()[1];
+  g.n = b.shape()[1];
+  g.alpha = static_cast<T>(op.alpha());
+  g.beta = static_cast<T>(op.beta());
+  g.a = a.data<T>();
+  g.a_rs = a.strides()[0];
+  g.a_cs = a.strides()[1];
+  g.b = b.data<T>();
+  g.b_rs = b.strides()[0];
+  g.b_cs = b.strides()[1];
+  g.c = c.data<T>();
+  const int64_t c0 = c.shape()[0] == 1 ? 0 : c.strides()[0];
+  switch (op.epilogue().addend) {
+    case ops::GemmAddend::Matrix:
+      g.c_rs = c0;
+      g.c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
+      break;
+    case ops::GemmAddend::Row:
+      g.c_rs = 0;
+      g.c_cs = c0;
+      break;
+    case ops::GemmAddend::Col:
+      g.c_rs = c0;
+      g.c_cs = 0;
+      break;
+  }
+  g.relu = op.epilogue().act == ops::GemmAct::Relu;
+  g.out = out.data<T>();
+  skinny_gemm(g);
+}
+
 class GemmBetaKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
@@ -86,12 +130,21 @@ class GemmBetaKernel final : public Kernel {
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
     const Array &a = inputs[1], &b = inputs[2];
     Array& out = outputs[0];
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const DType t = a.dtype();
+    // The output has the node's inferred shape (the executor checked c against the product):
+    // when it is the product's, c broadcasts into it. No Gemm destroys an input, so out
+    // overlaps none of c, a, b.
+    const bool plain = out.shape().size() == 2 && out.shape()[0] == m && out.shape()[1] == n && m > 0 && k > 0 &&
+                       out.is_contiguous();
+    if (plain && t == DType::Float32 && skinny_gemm_fits<float>(m, n, k))
+      return skinny_gemm_node<float>(op, inputs[0], a, b, out);
+    if (plain && t == DType::Float64 && skinny_gemm_fits<double>(m, n, k) && m * n * k <= kSmallGemmWork)
+      return skinny_gemm_node<double>(op, inputs[0], a, b, out);
+    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
+    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
     const bool blas_dtype = have_blas(t);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
@@ -110,7 +163,11 @@ class GemmBetaKernel final : public Kernel {
       else vector_epilogue<double>(out.data<double>(), m, n, c, row, op.beta(), act);
       return;
     }
-    ops::copy_strided(c, out);  // c broadcast into the output; BLAS scales it by beta
+    // c broadcast into the output (BLAS scales it by beta): one memcpy when c is a contiguous
+    // matrix of the output's shape (W10's x.Wx; the generic strided copy cost 4 instructions
+    // an element there).
+    if (c.shape() == out.shape() && c.is_contiguous()) std::memcpy(out.data(), c.data(), out.nbytes());
+    else ops::copy_strided(c, out);
     blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node);
     if (act) {
       if (t == DType::Float32) relu_pass(out.data<float>(), out.size());

@@ -128,5 +128,39 @@ TEST(CallPath, ConcurrentCallsWithLargeOutputs) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// The lock-free warm path (the entry of the last signature through one atomic pointer, one
+// spare state per entry exchanged atomically, the memory report a seqlock): threads calling
+// with two broadcast patterns at once keep swapping the hot entry and overflow the spare
+// into the idle list; every result must be right, and the memory reports readable meanwhile.
+TEST(CallPath, ConcurrentCallsAcrossSignaturesAndReports) {
+  Var x = tensor::matrix("x"), y = tensor::matrix("y");
+  Function f = function({x, y}, {(x + y) * x - y});
+  const Array xa = Array::randn({3, 4}, 1), ya = Array::randn({3, 4}, 2), yb = Array::randn({3, 1}, 3);
+  const std::vector<float> want_a = expected(xa, ya, {3, 4}), want_b = expected(xa, yb, {3, 4});
+  std::atomic<int> wrong{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const bool b = (i + t) % 3 == 0;
+        if (f({xa, b ? yb : ya})[0].to_vector<float>() != (b ? want_b : want_a)) ++wrong;
+      }
+    });
+  std::thread reader([&] {
+    while (!done.load()) {
+      if (auto m = f.impl()->memory_report())
+        if (m->allocated + m->reused != 1) ++wrong;  // one output buffer a call, read whole
+    }
+  });
+  for (auto& th : threads) th.join();
+  done = true;
+  reader.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(f.impl()->num_programs(), 2u);
+  ASSERT_TRUE(f.impl()->memory_report({xa, yb}).has_value());
+  ASSERT_TRUE(f.impl()->memory_report({xa, ya}).has_value());
+}
+
 }  // namespace
 }  // namespace theon

@@ -135,7 +135,8 @@ namespace {
 
 // Dense layers: dot(x, W) + bias (+ relu), which specialize and gemm_epilogue turn into one
 // Gemm with an epilogue (a row or col bias vector, a matrix addend, relu; ops/gemm.hpp). The
-// shapes cover the reference loop (small), the BLAS path with the vectorised epilogue
+// shapes cover the skinny kernel (n <= 16, k <= 256: skinny_gemm.cpp), the reference loop
+// (small float64 products past it), the BLAS path with the vectorised epilogue
 // (m * n * k > 16384), a row wider than the CPU's bias tile (n > 512), size-0 and size-1
 // dims; the harness adds transposed and strided inputs. Each variant has a gradient row on
 // small shapes (`_grad`).
@@ -185,7 +186,11 @@ void add_dense_cases(std::vector<Case>& cases) {
       return v.bias == DenseBias::Row ? Shape{n} : v.bias == DenseBias::Col ? Shape{m} : Shape{m, n};
     };
     for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {40, 30, 20}, {257, 10, 5}, {2, 30, 600},
-                           {0, 4, 5}, {3, 0, 5}, {3, 4, 0}, {1, 1, 1}, {1, 40, 600}, {33, 64, 1}})
+                           {0, 4, 5}, {3, 0, 5}, {3, 4, 0}, {1, 1, 1}, {1, 40, 600}, {33, 64, 1},
+                           // the skinny kernel's edges (n <= 16, k <= 256; one or two vectors a
+                           // row, the row block of 8 or 4, and the threaded split of many rows)
+                           {9, 7, 8}, {13, 5, 9}, {6, 3, 16}, {4, 2, 17}, {5, 256, 3}, {4, 257, 6},
+                           {20011, 10, 5}})
       c.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
     c.domain = Domain::Unit;
     c.build = [v](const std::vector<Var>& in) {
@@ -219,7 +224,8 @@ void add_blas_cases(std::vector<Case>& cases) {
   c.op = "dot";
   c.dtypes = {D::Float32, D::Float64, D::Int32, D::Int64, D::Int8};
   c.shapes = {{{3, 4}, {4, 5}}, {{3, 4}, {4}}, {{4}, {4, 5}}, {{4}, {4}}, {{0, 4}, {4, 5}},
-              {{3, 0}, {0, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {33, 9}}};
+              {{3, 0}, {0, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {33, 9}}, {{9, 12}, {12, 16}},
+              {{700, 30}, {30, 3}}, {{40, 300}, {300, 4}}, {{20011, 10}, {10}}};
   c.domain = Domain::Unit;
   c.build = [](const std::vector<Var>& v) { return tensor::dot(v[0], v[1]); };
   c.reference = [](const std::vector<Ref>& r) {
