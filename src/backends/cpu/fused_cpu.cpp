@@ -161,9 +161,9 @@ extern "C" VD_T SLD(pow)(VD_T, VD_T);
       STD(t, SLD(fn)(LDD(t))); std::memcpy(r + i, t, (n - i) * 8); }                         \
   }
 // float tanh: tanh|x| = m / (m + 2) with m = expm1(2|x|) in double (2|x| = k ln2 + r, |r| <= ln2/2,
-// m = (2^k - 1) + 2^k r P(r), P the Taylor series of (e^r - 1)/r to r^8, relative error below
-// 1e-10), the sign copied back: within 0.5003 ulp of the exact value over every float (checked
-// exhaustively; SLEEF's 1-ulp tanhf reaches 1.0 ulp) and about 1.4x its speed on AVX-512 (W5,
+// m = (2^k - 1) + 2^k r P(r), P a degree-6 Chebyshev fit of (e^r - 1)/r, relative error 2.7e-10),
+// the sign copied back: within 0.5035 ulp of the exact value over every float (checked
+// exhaustively; SLEEF's 1-ulp tanhf reaches 1.0 ulp) and about 1.45x its speed on AVX-512 (W5,
 // docs/BENCHMARKS.md issue 18). 2|x| is capped at 19 (tanh rounds to 1 in float from 9.01 on);
 // NaN passes through the cap and the arithmetic.
 typedef long long VL_T __attribute__((vector_size(THEON_VD * 8)));
@@ -179,9 +179,9 @@ static inline VD_T tanh_d(VD_T x) {
   const VD_T k = kb - magic;
   const VD_T r = y - k * 0.6931471805599453;
   const VD_T r2 = r * r, r4 = r2 * r2;
-  const VD_T q0 = (1.0 + r * 0.5) + r2 * (1.0 / 6 + r * (1.0 / 24));
-  const VD_T q1 = (1.0 / 120 + r * (1.0 / 720)) + r2 * (1.0 / 5040 + r * (1.0 / 40320));
-  const VD_T p = q0 + r4 * (q1 + r4 * (1.0 / 362880));
+  const VD_T q0 = (1.0 + r * 0.5000000047146069) + r2 * (0.16666666719025228 + r * 0.04166635277109214);
+  const VD_T q1 = (0.008333298470776535 + r * 0.0013941118895212854) + r2 * 0.00019899284943362982;
+  const VD_T p = q0 + r4 * q1;
   VL_T kbits; std::memcpy(&kbits, &kb, sizeof kbits);
   const VL_T tb = (kbits + 1023) << 52;  // 2^k (the magic's bits shift out)
   VD_T two_k; std::memcpy(&two_k, &tb, sizeof two_k);
