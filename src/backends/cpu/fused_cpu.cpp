@@ -163,7 +163,7 @@ extern "C" VD_T SLD(pow)(VD_T, VD_T);
 // float tanh: tanh|x| = m / (m + 2) with m = expm1(2|x|) in double (2|x| = k ln2 + r, |r| <= ln2/2,
 // m = (2^k - 1) + 2^k r P(r), P a degree-6 Chebyshev fit of (e^r - 1)/r, relative error 2.7e-10),
 // the sign copied back: within 0.5035 ulp of the exact value over every float (checked
-// exhaustively; SLEEF's 1-ulp tanhf reaches 1.0 ulp) and about 1.45x its speed on AVX-512 (W5,
+// exhaustively; SLEEF's 1-ulp tanhf reaches 1.0 ulp) and about 1.65x its speed on AVX-512 (W5,
 // docs/BENCHMARKS.md issue 18). 2|x| is capped at 19 (tanh rounds to 1 in float from 9.01 on);
 // NaN passes through the cap and the arithmetic.
 typedef long long VL_T __attribute__((vector_size(THEON_VD * 8)));
@@ -173,18 +173,28 @@ static inline VD_T tanh_d(VD_T x) {
   const VL_T ab = b ^ sign;
   VD_T y; std::memcpy(&y, &ab, sizeof y);
   y = y + y;
-  y = y > 19.0 ? (VD_T){} + 19.0 : y;
+  const VD_T cap = (VD_T){} + 19.0;
+  y = cap < y ? cap : y;  // (a minimum that keeps NaN)
+#if defined(__AVX512F__)
+  const VD_T k = __builtin_ia32_rndscalepd_mask(y * 1.4426950408889634, 0, y, -1, 4);  // round to nearest
+#else
   const double magic = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer in the low bits
   const VD_T kb = y * 1.4426950408889634 + magic;
   const VD_T k = kb - magic;
+#endif
   const VD_T r = y - k * 0.6931471805599453;
   const VD_T r2 = r * r, r4 = r2 * r2;
   const VD_T q0 = (1.0 + r * 0.5000000047146069) + r2 * (0.16666666719025228 + r * 0.04166635277109214);
   const VD_T q1 = (0.008333298470776535 + r * 0.0013941118895212854) + r2 * 0.00019899284943362982;
   const VD_T p = q0 + r4 * q1;
+#if defined(__AVX512F__)
+  const VD_T one = (VD_T){} + 1.0;
+  const VD_T two_k = __builtin_ia32_scalefpd512_mask(one, k, one, -1, 4);  // 2^k
+#else
   VL_T kbits; std::memcpy(&kbits, &kb, sizeof kbits);
   const VL_T tb = (kbits + 1023) << 52;  // 2^k (the magic's bits shift out)
   VD_T two_k; std::memcpy(&two_k, &tb, sizeof two_k);
+#endif
   const VD_T m = (two_k - 1.0) + two_k * (r * p);
   const VD_T t = m / (m + 2.0);
   VL_T tbits; std::memcpy(&tbits, &t, sizeof tbits);
