@@ -44,7 +44,7 @@ using ops::Composite;
 using ops::ScalarKind;
 using ops::ScalarOpId;
 
-constexpr const char* kCodegenVersion = "theon-fused-cpu-4";  // 4: one module per lowered function, <cmath> shim, host-side parallel loop
+constexpr const char* kCodegenVersion = "theon-fused-cpu-5";  // 4: one module per lowered function, <cmath> shim, host-side parallel loop; 5: float tanh in double
 constexpr int kMaxRank = 4;
 constexpr int kBlock = 128;  // elements per block: scratch blocks stay in L1 (measured: 64-128 beat 512 by ~10% on W5)
 
@@ -160,6 +160,67 @@ extern "C" VD_T SLD(pow)(VD_T, VD_T);
     if (i < n) { alignas(64) double t[THEON_VD] = {}; std::memcpy(t, a + i, (n - i) * 8);    \
       STD(t, SLD(fn)(LDD(t))); std::memcpy(r + i, t, (n - i) * 8); }                         \
   }
+// float tanh: tanh|x| = m / (m + 2) with m = expm1(2|x|) in double (2|x| = k ln2 + r, |r| <= ln2/2,
+// m = (2^k - 1) + 2^k r P(r), P a degree-6 Chebyshev fit of (e^r - 1)/r, relative error 2.7e-10),
+// the sign copied back: within 0.5035 ulp of the exact value over every float (checked
+// exhaustively; SLEEF's 1-ulp tanhf reaches 1.0 ulp) and about 1.65x its speed on AVX-512 (W5,
+// docs/BENCHMARKS.md issue 18). 2|x| is capped at 19 (tanh rounds to 1 in float from 9.01 on);
+// NaN passes through the cap and the arithmetic.
+typedef long long VL_T __attribute__((vector_size(THEON_VD * 8)));
+static inline VD_T tanh_d(VD_T x) {
+  VL_T b; std::memcpy(&b, &x, sizeof b);
+  const VL_T sign = b & (long long)0x8000000000000000ull;
+  const VL_T ab = b ^ sign;
+  VD_T y; std::memcpy(&y, &ab, sizeof y);
+  y = y + y;
+  const VD_T cap = (VD_T){} + 19.0;
+  y = cap < y ? cap : y;  // (a minimum that keeps NaN)
+#if defined(__AVX512F__)
+  const VD_T k = __builtin_ia32_rndscalepd_mask(y * 1.4426950408889634, 0, y, -1, 4);  // round to nearest
+#else
+  const double magic = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer in the low bits
+  const VD_T kb = y * 1.4426950408889634 + magic;
+  const VD_T k = kb - magic;
+#endif
+  const VD_T r = y - k * 0.6931471805599453;
+  const VD_T r2 = r * r, r4 = r2 * r2;
+  const VD_T q0 = (1.0 + r * 0.5000000047146069) + r2 * (0.16666666719025228 + r * 0.04166635277109214);
+  const VD_T q1 = (0.008333298470776535 + r * 0.0013941118895212854) + r2 * 0.00019899284943362982;
+  const VD_T p = q0 + r4 * q1;
+#if defined(__AVX512F__)
+  const VD_T one = (VD_T){} + 1.0;
+  const VD_T two_k = __builtin_ia32_scalefpd512_mask(one, k, one, -1, 4);  // 2^k
+#else
+  VL_T kbits; std::memcpy(&kbits, &kb, sizeof kbits);
+  const VL_T tb = (kbits + 1023) << 52;  // 2^k (the magic's bits shift out)
+  VD_T two_k; std::memcpy(&two_k, &tb, sizeof two_k);
+#endif
+  const VD_T m = (two_k - 1.0) + two_k * (r * p);
+  const VD_T t = m / (m + 2.0);
+  VL_T tbits; std::memcpy(&tbits, &t, sizeof tbits);
+  tbits |= sign;
+  VD_T out; std::memcpy(&out, &tbits, sizeof out);
+  return out;
+}
+THEON_HELPER void vec_tanh(const float* a, float* r, int64_t n) {
+  typedef float VH_T __attribute__((vector_size(THEON_VD * 4)));
+  int64_t i = 0;
+  for (; i + THEON_VD <= n; i += THEON_VD) {
+    VH_T v; std::memcpy(&v, a + i, sizeof v);
+    const VH_T t = __builtin_convertvector(tanh_d(__builtin_convertvector(v, VD_T)), VH_T);
+    std::memcpy(r + i, &t, sizeof t);
+  }
+  if (i < n) { alignas(64) float t[THEON_VD] = {}; std::memcpy(t, a + i, (n - i) * 4);
+    VH_T v; std::memcpy(&v, t, sizeof v);
+    const VH_T o = __builtin_convertvector(tanh_d(__builtin_convertvector(v, VD_T)), VH_T);
+    std::memcpy(r + i, &o, (n - i) * 4); }
+}
+THEON_HELPER void vec_tanh(const double* a, double* r, int64_t n) {
+  int64_t i = 0;
+  for (; i + THEON_VD <= n; i += THEON_VD) STD(r + i, SLD(tanh)(LDD(a + i)));
+  if (i < n) { alignas(64) double t[THEON_VD] = {}; std::memcpy(t, a + i, (n - i) * 8);
+    STD(t, SLD(tanh)(LDD(t))); std::memcpy(r + i, t, (n - i) * 8); }
+}
 THEON_HELPER void vec_pow(const float* a, const float* b, float* r, int64_t n) {
   int64_t i = 0;
   for (; i + THEON_VF <= n; i += THEON_VF) STF(r + i, SLF(pow)(LDF(a + i), LDF(b + i)));
@@ -174,6 +235,7 @@ THEON_HELPER void vec_pow(const double* a, const double* b, double* r, int64_t n
 }
 #define THEON_HAVE_VEC 1
 #else
+#define THEON_TANH_SCALAR 1
 #define THEON_VEC1(fn, F)                                                                    \
   template <class T> THEON_HELPER void vec_##fn(const T* a, T* r, int64_t n) {             \
     for (int64_t i = 0; i < n; ++i) r[i] = theon::scalar::F{}(a[i]);                          \
@@ -186,7 +248,9 @@ THEON_VEC1(exp, Exp)
 THEON_VEC1(log, Log)
 THEON_VEC1(log1p, Log1p)
 THEON_VEC1(expm1, Expm1)
+#ifdef THEON_TANH_SCALAR
 THEON_VEC1(tanh, Tanh)
+#endif
 THEON_VEC1(sin, Sin)
 THEON_VEC1(cos, Cos)
 // sigmoid and softplus, stable on both tails, from exp(-|a|) (the same formulas as the functors).

@@ -1,6 +1,6 @@
 // Softmax and log_softmax of contiguous float32 rows: the CPU's fast path (W7). Each row: its
-// maximum, exp(x - max) once per element (SLEEF's 1-ulp vector expf on AVX2 when libtheon was
-// built with SLEEF and the CPU has it, else std::exp), the sum in double, then a scale by the
+// maximum, exp(x - max) once per element (SLEEF's 1-ulp vector expf, 16 lanes on AVX-512 or 8
+// on AVX2, when libtheon was built with SLEEF and the CPU has it, else std::exp), the sum in double, then a scale by the
 // reciprocal (softmax) or a shift by log(sum) (log_softmax). Rows are split across threads
 // when the work is large enough to pay for a team. NaN anywhere in a row makes the row NaN,
 // as the reference loop (ops/scalar/nnet_ops.hpp) does.
@@ -13,6 +13,10 @@ namespace theon::backends::cpu {
 /// `vector` false takes the scalar path even where the vector one runs (for its tests).
 void softmax_rows_f32(const float* x, int64_t x_row, float* y, int64_t y_row, int64_t rows, int64_t n, bool log,
                       bool vector = true);
+
+/// Tests: `allow` false makes the vector path use AVX2 even where AVX-512 is present (process-wide);
+/// returns whether the AVX-512 rows run when allowed.
+bool softmax_rows_avx512(bool allow);
 
 /// Whether the vector path (SLEEF on AVX2) is in use on this machine: for the docs/bench.
 bool softmax_rows_vectorised();

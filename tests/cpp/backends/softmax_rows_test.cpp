@@ -21,12 +21,25 @@ std::vector<double> reference(const std::vector<float>& x, bool log) {
   return y;
 }
 
+// The vector paths: AVX-512 (where the CPU has it) and AVX2 (forced), and the scalar loop.
+enum class Path { Avx512, Avx2, Scalar };
+constexpr Path kPaths[] = {Path::Avx512, Path::Avx2, Path::Scalar};
+struct UsePath {
+  bool vector;
+  explicit UsePath(Path p) : vector(p != Path::Scalar) { softmax_rows_avx512(p == Path::Avx512); }
+  ~UsePath() { softmax_rows_avx512(true); }
+};
+const char* name(Path p) { return p == Path::Avx512 ? " avx512" : p == Path::Avx2 ? " avx2" : " scalar"; }
+
 TEST(SoftmaxRows, MatchesFloat64ForEveryRowLength) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.f, 4.f);
-  for (bool vector : {true, false})
+  for (Path path : kPaths)
   for (bool log : {false, true})
-    for (int64_t n : {1, 3, 7, 8, 9, 16, 31, 100, 1000}) {
+    // Row lengths around the 8- and 16-lane bodies (and the max's 16-wide unroll) and their tails.
+    for (int64_t n : {1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100, 1000, 2048, 2049}) {
+      UsePath use(path);
+      const bool vector = use.vector;
       const int64_t rows = 3, stride = n + 5;  // rows apart in memory, as a slice of a wider matrix
       std::vector<float> x(static_cast<size_t>(rows * stride)), y(static_cast<size_t>(rows * n), -1.f);
       for (float& v : x) v = normal(rng);
@@ -36,15 +49,17 @@ TEST(SoftmaxRows, MatchesFloat64ForEveryRowLength) {
         const std::vector<double> want = reference(row, log);
         for (int64_t i = 0; i < n; ++i)
           EXPECT_NEAR(y[r * n + i], want[i], 3e-7 * std::abs(want[i]) + (log ? 1e-6 : 1e-12))
-              << "n=" << n << " row " << r << " i=" << i << (log ? " log" : "") << (vector ? "" : " scalar");
+              << "n=" << n << " row " << r << " i=" << i << (log ? " log" : "") << name(path);
       }
     }
 }
 
 TEST(SoftmaxRows, NanAndInfinityRowsAreNanAsTheReference) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (bool vector : {true, false})
+  for (Path path : kPaths)
   for (bool log : {false, true}) {
+    UsePath use(path);
+    const bool vector = use.vector;
     std::vector<float> x = {1.f, nan, 2.f, /**/ -inf, -inf, -inf, /**/ 0.f, inf, 1.f, /**/ -inf, 0.f, 1.f};
     std::vector<float> y(12);
     softmax_rows_f32(x.data(), 3, y.data(), 3, 4, 3, log, vector);
@@ -52,6 +67,33 @@ TEST(SoftmaxRows, NanAndInfinityRowsAreNanAsTheReference) {
     EXPECT_EQ(y[9], log ? -inf : 0.f);  // a -inf among finite values: probability 0
     EXPECT_FALSE(std::isnan(y[10]) || std::isnan(y[11]));
   }
+}
+
+// Long rows (the vector bodies): a NaN, a +inf or a -inf at every position class (first lane,
+// inside the body, the body's last lane, the tail) and the row maximum in the body or the tail.
+TEST(SoftmaxRows, SpecialValuesAnywhereInALongRow) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 37;  // two 16-lane vectors and a tail of 5 (four 8-lane vectors and 5)
+  for (Path path : kPaths)
+    for (int64_t at : {0, 5, 15, 16, 31, 32, 36}) {
+      UsePath use(path);
+      std::vector<float> x(n), y(n);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.01f * float(i % 11);
+      for (float special : {nan, inf}) {
+        x[at] = special;
+        softmax_rows_f32(x.data(), n, y.data(), n, 1, n, false, use.vector);
+        for (int64_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(y[i])) << special << " at " << at << name(path);
+      }
+      x[at] = -inf;  // probability 0 there, the rest a softmax of the others
+      softmax_rows_f32(x.data(), n, y.data(), n, 1, n, false, use.vector);
+      EXPECT_EQ(y[at], 0.f) << at << name(path);
+      x[at] = 100.f;  // the maximum, wherever it is (exp(100 - 0.1) would overflow float): the row sums to 1
+      softmax_rows_f32(x.data(), n, y.data(), n, 1, n, false, use.vector);
+      double sum = 0;
+      for (float v : y) sum += v;
+      EXPECT_NEAR(sum, 1.0, 1e-6) << at << name(path);
+      EXPECT_NEAR(y[at], 1.0, 1e-6) << at << name(path);
+    }
 }
 
 TEST(SoftmaxRows, ManyRowsSplitAcrossThreadsGiveTheSameRows) {
