@@ -1,9 +1,12 @@
 // Elementwise loops: Elemwise (one strided, broadcasting loop per scalar op and dtype, with a
-// plain unit-stride inner loop the compiler vectorises) and the Composite block interpreter
+// plain unit-stride inner loop the compiler vectorises; a lone contiguous float32 exp, log,
+// expm1, log1p, tanh, sin or cos takes SLEEF's vector loop, elemwise_vector.hpp) and the
+// Composite block interpreter
 // (the scalar functors of ops/scalar/scalar_ops.hpp over blocks of 1024 elements). In fast_run
 // the fused kernels (fused_cpu.cpp) replace both; they fall back to the interpreter.
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/elemwise_vector.hpp"
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/scalar/scalar_ops.hpp"
@@ -207,6 +210,11 @@ template <class F, int N> void exec_Cast(std::string_view, const BlockArgs& b) {
 }
 
 void exec_instr(ScalarOpId id, const BlockArgs& b) {
+  // The float32 transcendentals with a vector loop take it here too, so that a Composite
+  // interpreted and the same ops as lone Elemwise nodes give the same bits.
+  if (b.out == DType::Float32 && b.arg == DType::Float32 && has_vector_unary_f32(id) &&
+      vector_unary_f32(id, static_cast<const float*>(b.a[0]), static_cast<float*>(b.o), b.n))
+    return;
   switch (id) {
 #define THEON_SCALAR_OP(functor, name, arity, kind) \
   case ScalarOpId::functor:                         \
@@ -314,8 +322,20 @@ void run_composite(const Composite& op, const Apply&, const std::vector<Array>& 
 
 namespace {
 
+// A lone float32 transcendental over contiguous arrays of one shape takes the vector loop
+// (elemwise_vector.hpp); everything else the scalar loops.
+bool run_vector(ScalarOpId id, const std::vector<Array>& inputs, Array& out) {
+  if (inputs.size() != 1 || out.dtype() != DType::Float32 || inputs[0].dtype() != DType::Float32) return false;
+  const Array& x = inputs[0];
+  if (x.shape() != out.shape() || !x.is_contiguous() || !out.is_contiguous() || !has_vector_unary_f32(id))
+    return false;
+  return vector_unary_f32(id, static_cast<const float*>(x.data()), static_cast<float*>(out.data()), out.size());
+}
+
 void elemwise_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
-  run_elemwise(graph::op_as<ops::Elemwise>(node.op()).scalar(), inputs, outputs[0]);
+  const ScalarOpId id = graph::op_as<ops::Elemwise>(node.op()).scalar();
+  if (run_vector(id, inputs, outputs[0])) return;
+  run_elemwise(id, inputs, outputs[0]);
 }
 
 void composite_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
