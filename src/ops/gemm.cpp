@@ -72,10 +72,10 @@ VarPtr gemm(const VarPtr& c, const VarPtr& a, const VarPtr& b, double alpha, dou
   return graph::make_output(std::make_shared<Gemm>(alpha, beta, epi), {c, a, b}, out);
 }
 
-Shape gemm_addend_shape(GemmAddend addend, const Shape& c) {
+std::array<int64_t, 2> gemm_addend_shape(GemmAddend addend, const Shape& c) {
   if (addend == GemmAddend::Row) return {1, c[0]};
   if (addend == GemmAddend::Col) return {c[0], 1};
-  return c;
+  return {c[0], c[1]};
 }
 
 Array gemm_addend_view(GemmAddend addend, const Array& c) {
@@ -91,9 +91,7 @@ Shape gemm_output_shape(const Apply& node, const Shape& c_in, const Shape& a, co
     throw ShapeError(node.describe() + ": operands of ranks " + std::to_string(c_in.size()) + ", " +
                      std::to_string(a.size()) + ", " + std::to_string(b.size()) + " (a " + gemm_addend_name(addend) +
                      " addend)");
-  // c as a matrix (gemm_addend_shape), without building it: this runs on every call.
-  const int64_t c[2] = {addend == GemmAddend::Row ? 1 : c_in[0],
-                        addend == GemmAddend::Col ? 1 : addend == GemmAddend::Row ? c_in[0] : c_in[1]};
+  const std::array<int64_t, 2> c = gemm_addend_shape(addend, c_in);
   if (a[1] != b[0])
     throw ShapeError(node.describe() + ": inner dimensions differ: " + node.input(1)->label() + " has shape " +
                      shape_str(a) + ", " + node.input(2)->label() + " has shape " + shape_str(b));

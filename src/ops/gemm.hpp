@@ -14,6 +14,7 @@
 #pragma once
 #include "graph/op.hpp"
 
+#include <array>
 #include <cstdint>
 
 namespace theon::ops {
@@ -63,8 +64,8 @@ graph::VarPtr gemm(const graph::VarPtr& c, const graph::VarPtr& a, const graph::
                    GemmEpilogue epilogue = {});
 
 /// c's shape as the matrix it is added as: (1, L) for a row addend of length L, (L, 1) for
-/// a col addend, c's own shape for a matrix.
-Shape gemm_addend_shape(GemmAddend addend, const Shape& c);
+/// a col addend, c's own shape for a matrix (a fixed pair: shape checks run on every call).
+std::array<int64_t, 2> gemm_addend_shape(GemmAddend addend, const Shape& c);
 /// c as that matrix: a view (stride 0 along the broadcast dim), no copy.
 Array gemm_addend_view(GemmAddend addend, const Array& c);
 

@@ -212,7 +212,7 @@ template <class F, int N> void exec_Cast(std::string_view, const BlockArgs& b) {
 void exec_instr(ScalarOpId id, const BlockArgs& b) {
   // The float32 transcendentals with a vector loop take it here too, so that a Composite
   // interpreted and the same ops as lone Elemwise nodes give the same bits.
-  if (b.out == DType::Float32 && b.arg == DType::Float32 && has_vector_unary_f32(id) &&
+  if (b.out == DType::Float32 && b.arg == DType::Float32 &&
       vector_unary_f32(id, static_cast<const float*>(b.a[0]), static_cast<float*>(b.o), b.n))
     return;
   switch (id) {
@@ -327,8 +327,7 @@ namespace {
 bool run_vector(ScalarOpId id, const std::vector<Array>& inputs, Array& out) {
   if (inputs.size() != 1 || out.dtype() != DType::Float32 || inputs[0].dtype() != DType::Float32) return false;
   const Array& x = inputs[0];
-  if (x.shape() != out.shape() || !x.is_contiguous() || !out.is_contiguous() || !has_vector_unary_f32(id))
-    return false;
+  if (x.shape() != out.shape() || !x.is_contiguous() || !out.is_contiguous()) return false;
   return vector_unary_f32(id, static_cast<const float*>(x.data()), static_cast<float*>(out.data()), out.size());
 }
 
