@@ -1,6 +1,6 @@
 // Elementwise loops: Elemwise (one strided, broadcasting loop per scalar op and dtype, with a
-// plain unit-stride inner loop the compiler vectorises; a lone contiguous float32 exp, log,
-// expm1, log1p, tanh, sin or cos takes SLEEF's vector loop, elemwise_vector.hpp) and the
+// plain unit-stride inner loop the compiler vectorises; a lone float32 exp, log, expm1, log1p,
+// tanh, sin or cos into a contiguous output takes the vector loop, elemwise_vector.hpp) and the
 // Composite block interpreter
 // (the scalar functors of ops/scalar/scalar_ops.hpp over blocks of 1024 elements). In fast_run
 // the fused kernels (fused_cpu.cpp) replace both; they fall back to the interpreter.
@@ -10,6 +10,7 @@
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/scalar/scalar_ops.hpp"
+#include "ops/shape.hpp"
 #include "util/dispatch.hpp"
 #include "util/strided.hpp"
 
@@ -322,13 +323,23 @@ void run_composite(const Composite& op, const Apply&, const std::vector<Array>& 
 
 namespace {
 
-// A lone float32 transcendental over contiguous arrays of one shape takes the vector loop
-// (elemwise_vector.hpp); everything else the scalar loops.
+// A lone float32 transcendental into a contiguous output takes the vector loop
+// (elemwise_vector.hpp); everything else the scalar loops. A strided or broadcast operand is
+// first copied into the output, and the loop then runs in place there: the copy costs a
+// fraction of the function, where the scalar loop calls libm once per element (and would give
+// other bits than the same op on a contiguous operand).
 bool run_vector(ScalarOpId id, const std::vector<Array>& inputs, Array& out) {
   if (inputs.size() != 1 || out.dtype() != DType::Float32 || inputs[0].dtype() != DType::Float32) return false;
+  if (!out.is_contiguous() || !has_vector_unary_f32(id)) return false;
   const Array& x = inputs[0];
-  if (x.shape() != out.shape() || !x.is_contiguous() || !out.is_contiguous()) return false;
-  return vector_unary_f32(id, static_cast<const float*>(x.data()), static_cast<float*>(out.data()), out.size());
+  float* o = static_cast<float*>(out.data());
+  if (x.shape() == out.shape() && x.is_contiguous())
+    return vector_unary_f32(id, static_cast<const float*>(x.data()), o, out.size());
+  // In place on a strided view the output is that view (not contiguous, handled above); a
+  // fresh output shares no memory with its operand, which the copy needs.
+  if (x.buffer() == out.buffer()) return false;
+  ops::copy_strided(x, out);
+  return vector_unary_f32(id, o, o, out.size());
 }
 
 void elemwise_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) {

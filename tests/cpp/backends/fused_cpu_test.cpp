@@ -142,6 +142,20 @@ TEST(FusedCpu, FloatTanhWithinHalfAnUlpAndABitOverASweepOfFloats) {
     if (e > worst) worst = e, worst_at = xs[i];
   }
   EXPECT_LE(worst, bound) << "worst at tanh(2 * " << worst_at << ")";
+  // A lone tanh (the library's loop, elemwise_vector.cpp) runs the same text: the same bits.
+  if (vector) {
+    std::vector<float> doubled(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) doubled[i] = xs[i] + xs[i];
+    Function lone = function({x}, {tensor::tanh(x)});
+    ASSERT_EQ(lone.debugprint().find("Composite{"), std::string::npos) << lone.debugprint();
+    Array l = lone({Array::from_vector<float>(doubled, Shape{static_cast<int64_t>(doubled.size())})})[0];
+    int differ = 0;
+    for (size_t i = 0; i < xs.size() && differ < 5; ++i)
+      if (std::memcmp(&g[i], l.data<float>() + i, 4) != 0 && !(std::isnan(g[i]) && std::isnan(l.data<float>()[i]))) {
+        ADD_FAILURE() << "tanh(" << doubled[i] << "): fused " << g[i] << ", lone " << l.data<float>()[i];
+        ++differ;
+      }
+  }
   std::error_code ec;
   fs::remove_all(root, ec);
 }
