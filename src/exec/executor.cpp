@@ -1,5 +1,7 @@
 #include "exec/executor.hpp"
 
+#include "exec/shared_commits.hpp"
+
 #include "graph/user_names.hpp"
 #include "runtime/observer.hpp"
 #include "util/checked_size.hpp"
@@ -17,6 +19,7 @@ namespace theon::detail {
 // such an Array then allocates nothing, which is most of what a warm call used to spend.
 struct ArrayAccess {
   static void drop(Array& a) { a.buffer_.reset(); }
+  static void set_buffer(Array& a, std::shared_ptr<Buffer> buf) { a.buffer_ = std::move(buf); }
   static std::shared_ptr<Buffer> take_buffer(Array& a) { return std::move(a.buffer_); }
   /// `a` becomes a contiguous array of `shape` and `dtype` on `buf` (as Array's constructor
   /// with contiguous_strides(shape), without allocating when `a` had the rank before).
@@ -158,15 +161,63 @@ void report_thunk_end(runtime::Observer& watcher, const compile::Thunk& th, size
 
 // Sizes `state` for `program` (once per state: a state serves one Program).
 void prepare_state(const compile::Program& program, ExecState& state) {
-  if (state.ins.size() == program.thunks.size() && state.slots.size() == static_cast<size_t>(program.num_slots))
+  if (state.ins.size() == program.thunks.size() && state.slots.size() == static_cast<size_t>(program.num_slots) &&
+      state.shared_cache.size() == program.leaves.size())
     return;
   state.slots.assign(program.num_slots, Array());
   state.ins.resize(program.thunks.size());
   state.outs.resize(program.thunks.size());
   state.transfer_bytes.assign(program.thunks.size(), 0);
+  state.shared_cache.assign(program.leaves.size(), SharedLeafCache());
   for (size_t t = 0; t < program.thunks.size(); ++t) {
     state.ins[t].assign(program.thunks[t].inputs.size(), Array());
     state.outs[t].assign(program.thunks[t].outputs.size(), Array());
+  }
+}
+
+// One shared variable's value into `dst`. While the variable's version is the one `cache`
+// saw, the value is the buffer `cache` remembers (values are replaced whole, never written
+// into), so a warm call takes no lock; the cache holds the buffer weakly, so an idle state
+// keeps no replaced value alive.
+void load_shared(graph::SharedStorage& storage, SharedLeafCache& cache, Array& dst) {
+  if (cache.storage == &storage && cache.version == storage.version.load(std::memory_order_acquire)) {
+    if (std::shared_ptr<Buffer> buf = cache.buffer.lock()) {
+      dst = cache.view;  // copy-assigned: the slot's vectors are reused
+      ArrayAccess::set_buffer(dst, std::move(buf));
+      return;
+    }
+  }
+  std::lock_guard<std::mutex> lock(storage.mutex);
+  dst = storage.value;
+  cache.storage = &storage;
+  cache.version = storage.version.load(std::memory_order_relaxed);
+  cache.buffer = dst.buffer();
+  cache.view = dst;
+  ArrayAccess::drop(cache.view);
+}
+
+// The constants and shared values into their slots. Shared values are read as one snapshot
+// of the functions' commits (SharedCommits): loaded again if a commit ran meanwhile.
+void load_leaves(const compile::Program& program, ExecState& state) {
+  auto& slots = state.slots;
+  bool reads_shared = false;
+  for (size_t k = 0; k < program.leaves.size(); ++k) {
+    const auto& [slot, var] = program.leaves[k];
+    if (k < program.leaf_values.size() && program.leaf_values[k].defined())
+      slots[slot] = program.leaf_values[k];  // a constant copied to its device at compile time
+    else if (var->kind == graph::VarKind::Constant) slots[slot] = var->constant;
+    else reads_shared = true;
+  }
+  if (!reads_shared) return;
+  const SharedCommits& commits = SharedCommits::instance();
+  for (;;) {
+    const uint64_t seq = commits.begin_read();
+    for (size_t k = 0; k < program.leaves.size(); ++k) {
+      const auto& [slot, var] = program.leaves[k];
+      if (var->kind == graph::VarKind::Shared && !(k < program.leaf_values.size() && program.leaf_values[k].defined()))
+        load_shared(*var->storage, state.shared_cache[k], slots[slot]);
+    }
+    if (commits.still(seq)) return;
   }
 }
 
@@ -177,14 +228,9 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
   prepare_state(program, state);
   auto& slots = state.slots;  // every slot is empty (no buffer) between calls
   for (size_t i = 0; i < program.input_slots.size(); ++i) slots[program.input_slots[i]] = inputs[i];
+  load_leaves(program, state);
   for (size_t k = 0; k < program.leaves.size(); ++k) {
     const auto& [slot, var] = program.leaves[k];
-    if (k < program.leaf_values.size() && program.leaf_values[k].defined()) {
-      slots[slot] = program.leaf_values[k];  // a constant copied to its device at compile time
-      continue;
-    }
-    if (var->kind == graph::VarKind::Constant) slots[slot] = var->constant;
-    else var->storage->get_into(slots[slot]);  // copy-assigned: the slot's vectors are reused
     // A shared variable moved to another device since compilation: copied per call.
     if (k < program.leaf_device.size() && slots[slot].defined() && slots[slot].device() != program.leaf_device[k]) {
       const Device from = slots[slot].device(), to = program.leaf_device[k];

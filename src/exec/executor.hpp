@@ -62,8 +62,18 @@ class BufferPool {
 
 /// Per-call scratch: slots, the thunks' argument vectors and the pool. One per concurrent
 /// call of a Program (never shared between threads); sized for its Program on first use.
+/// What a state last loaded for one shared-variable leaf: the variable, its version then, and
+/// the value (its buffer held weakly; `view` is the rest of the Array, without the buffer).
+struct SharedLeafCache {
+  const graph::SharedStorage* storage = nullptr;
+  uint64_t version = 0;
+  std::weak_ptr<Buffer> buffer;
+  Array view;
+};
+
 struct ExecState {
   std::vector<Array> slots;
+  std::vector<SharedLeafCache> shared_cache;  // per leaf of the program (used for shared ones)
   std::vector<std::vector<Array>> ins, outs;  // per thunk, exactly its arity (kernels read size())
   std::vector<int> overwritten;               // slots consumed by inplace outputs of one thunk
   std::vector<size_t> transfer_bytes;         // per thunk: bytes a Transfer moved in this call

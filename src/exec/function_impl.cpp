@@ -1,5 +1,7 @@
 #include "exec/function_impl.hpp"
 
+#include "exec/shared_commits.hpp"
+
 #include "graph/print.hpp"
 #include "runtime/observer.hpp"
 #include "util/device_ops.hpp"
@@ -11,7 +13,6 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
-#include <shared_mutex>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -20,13 +21,6 @@
 namespace theon::detail {
 
 namespace {
-
-// Reads of shared values (at call start) share this lock; commits of updates take it
-// exclusively, so a call sees either all or none of another call's updates.
-std::shared_mutex& commit_lock() {
-  static std::shared_mutex m;
-  return m;
-}
 
 // The update locks of a call of a function with updates (SharedStorage::update_mutex of each
 // variable it updates), held from before the call reads shared values until its updates are
@@ -314,14 +308,11 @@ FunctionImpl::Entry& FunctionImpl::program_for(const std::vector<Array>& inputs)
   }
   report_fallbacks(*program);
   move_shared_variables(*program);
-  const bool reads_shared = std::any_of(program->leaves.begin(), program->leaves.end(),
-                                        [](auto& leaf) { return leaf.second->kind == graph::VarKind::Shared; });
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = programs_.try_emplace(std::string(key.view()));
   if (inserted) {
     it->second.key = &it->first;
     it->second.program = program;
-    it->second.reads_shared = reads_shared;
     for (auto& t : program->thunks) {
       auto& devs = it->second.devices;
       if (t.dev.is_cuda() && std::find(devs.begin(), devs.end(), t.dev) == devs.end()) devs.push_back(t.dev);
@@ -442,9 +433,7 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   } call_end{watcher, event};
   event.succeeded = false;
   try {
-    // Only a program that loads shared values needs the commit lock (see commit_lock()).
-    std::shared_lock<std::shared_mutex> read(commit_lock(), std::defer_lock);
-    if (entry.reads_shared) read.lock();
+    // Shared values are read as one snapshot of the commits without a lock (SharedCommits).
     results = execute(*entry.program, *state, inputs, label(), node_hook_.get());
   } catch (...) {
     state->pool.end_call();
@@ -490,7 +479,7 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
   }
   give_state(entry, std::move(state));
   if (!update_targets_.empty()) {
-    std::unique_lock<std::shared_mutex> write(commit_lock());
+    SharedCommits::Commit commit(SharedCommits::instance());
     for (size_t u = 0; u < update_targets_.size(); ++u) update_targets_[u]->set(results[num_user_outputs_ + u]);
   }
   results.resize(num_user_outputs_);

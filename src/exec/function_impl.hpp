@@ -46,7 +46,6 @@ class FunctionImpl {
   struct Entry {
     const std::string* key = nullptr;  // the programs_ key it is stored under
     std::shared_ptr<compile::Program> program;
-    bool reads_shared = false;  // loads a shared variable (takes the commit lock)
     // Execution states not in use: one in `spare` (taken and given back with one atomic
     // exchange: a warm call takes no lock), more in `idle` (guarded by mutex_) when calls
     // run at once.

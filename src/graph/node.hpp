@@ -26,6 +26,10 @@ using ApplyPtr = std::shared_ptr<Apply>;
 /// graph and function that uses it. Replaced whole (never written into) by updates.
 struct SharedStorage {
   std::mutex mutex;  // guards `value` (brief: a get or a set)
+  /// Bumped by every set() (after the value changes): a reader that cached the value it
+  /// loaded at one version may use it again without the mutex while the version is the same
+  /// (the executor's warm-call load, exec/executor.cpp).
+  std::atomic<uint64_t> version{0};
   /// Held by a call of a function that updates this variable from before it reads the value
   /// until its update is committed, so such calls serialise (exec/function_impl.cpp takes
   /// several in one global order: by address).
@@ -44,6 +48,7 @@ struct SharedStorage {
   void set(Array v) {
     std::lock_guard<std::mutex> lock(mutex);
     value = std::move(v);
+    version.fetch_add(1, std::memory_order_release);
   }
 };
 

@@ -4,11 +4,17 @@
 // commit was whole, but two calls could read the same value). Two functions updating one
 // variable serialise with each other too; locks are taken in one global order, so functions
 // updating overlapping sets of variables cannot deadlock. docs/guide/functions.md states it.
+// Reads of shared values take no lock while the values are unchanged (SharedReads).
 #include <theon/theon.hpp>
+
+#include "graph/node.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -92,6 +98,54 @@ TEST(UpdateSerialization, ReadersSeeWholeCommits) {
   reader.join();
   EXPECT_EQ(torn.load(), 0);
   EXPECT_EQ(a.get_value().item(), 8000);
+}
+
+// A warm call reads shared values without a lock while they are unchanged (issue 18): the
+// variable's own mutex is held here while another thread calls, which used to block it.
+TEST(SharedReads, AWarmCallOfUnchangedValuesTakesNoLock) {
+  SharedVar w = shared(Array::from_vector<float>({1, 2, 3}), "w");
+  Var x = tensor::vector("x", DType::Float32);
+  Function f = function({x}, {x * w});
+  const Array ones = Array::from_vector<float>({1, 1, 1});
+  ASSERT_EQ(f({ones})[0].to_vector<float>(), (std::vector<float>{1, 2, 3}));  // the first load caches it
+  graph::SharedStorage& storage = *w.node()->storage;
+  std::unique_lock<std::mutex> held(storage.mutex);
+  auto call = std::async(std::launch::async, [&] { return f({ones})[0].to_vector<float>(); });
+  const bool finished = call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  held.unlock();
+  EXPECT_TRUE(finished) << "the warm call waited for the variable's mutex";
+  EXPECT_EQ(call.get(), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(SharedReads, AWarmCallSeesEveryNewValue) {
+  SharedVar w = shared(Array::from_vector<float>({1, 2}), "w");
+  Function f = function({}, {w * 2.0});
+  Function bump = function({}, {}, {.updates = {{w, w + 1.0}}});
+  for (int i = 0; i < 5; ++i) {
+    const float base = 1 + 2 * i;
+    EXPECT_EQ(f()[0].to_vector<float>(), (std::vector<float>{2 * base, 2 * (base + 1)}));
+    bump();  // a commit
+    w.set_value(Array::from_vector<float>({base + 2, base + 3}));  // and a set from outside
+  }
+  // Two shapes (the same variable, another rank of value is refused; another length is not).
+  w.set_value(Array::from_vector<float>({7, 8, 9}));
+  EXPECT_EQ(f()[0].to_vector<float>(), (std::vector<float>{14, 16, 18}));
+}
+
+TEST(SharedReads, AnIdleFunctionKeepsNoReplacedValueAlive) {
+  // The state remembers what it loaded only weakly: once the variable holds another value,
+  // the old buffer is freed even though the function is not called again.
+  Array first = Array::from_vector<float>({1, 2, 3});
+  SharedOptions borrow;
+  borrow.borrow = true;
+  SharedVar w = shared(first, "w", borrow);
+  Function f = function({}, {w + 1.0});
+  f();
+  const std::weak_ptr<Buffer> old = first.buffer();
+  first = Array();
+  w.set_value(Array::from_vector<float>({4, 5, 6}));
+  EXPECT_TRUE(old.expired()) << "a replaced value stayed alive";
+  EXPECT_EQ(f()[0].to_vector<float>(), (std::vector<float>{5, 6, 7}));
 }
 
 }  // namespace
