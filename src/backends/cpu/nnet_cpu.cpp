@@ -164,6 +164,11 @@ void softmax_xent_loop(const Apply& node, const std::vector<Array>& inputs, std:
   const Array &x = inputs[0], &labels = inputs[1];
   const int64_t rows = x.shape()[0], classes = x.shape()[1], rs = x.strides()[0], cs = x.strides()[1];
   const std::vector<int64_t> t = checked_labels(node, labels, classes, x.shape());
+  if (x.dtype() == DType::Float32 && (cs == 1 || classes <= 1)) {  // rows of float32: the vectorised path
+    softmax_xent_rows_f32(x.data<float>(), rs, t.data(), outputs[0].data<float>(), outputs[1].data<float>(), rows,
+                          classes);
+    return;
+  }
   detail::visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const T* px = x.data<T>();

@@ -1,6 +1,7 @@
 #include "backends/cpu/softmax_rows.hpp"
 
 #include "backends/cpu/parallel.hpp"
+#include "ops/scalar/nnet_ops.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -235,7 +236,28 @@ void softmax_row(const float* x, float* y, int64_t n, bool log, bool vector) {
   }
 }
 
+// The fused softmax + crossentropy of one row: softmax into y, and the loss
+// m + log(sum) - x[label] (nnet::softmax_xent_loss), NaN with the row when it is all NaN.
+float softmax_xent_row(const float* x, float* y, int64_t n, int64_t label, bool vector) {
+  const float m = row_max(x, n, vector);
+  if (m != m || m == -std::numeric_limits<float>::infinity()) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  const double sum = exp_row(x, y, n, m, vector);
+  scale_row(y, n, static_cast<float>(1.0 / sum), vector);
+  return static_cast<float>(nnet::softmax_xent_loss(double(m), sum, double(x[label])));
+}
+
 }  // namespace
+
+void softmax_xent_rows_f32(const float* x, int64_t x_row, const int64_t* labels, float* loss, float* sm, int64_t rows,
+                           int64_t n, bool vector) {
+  const int threads = rows > 1 ? parallel_threads(rows * n) : 1;
+  (void)threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t r = 0; r < rows; ++r) loss[r] = softmax_xent_row(x + r * x_row, sm + r * n, n, labels[r], vector);
+}
 
 void softmax_rows_f32(const float* x, int64_t x_row, float* y, int64_t y_row, int64_t rows, int64_t n, bool log,
                       bool vector) {

@@ -1,5 +1,6 @@
 // The CPU's float32 softmax rows (backends/cpu/softmax_rows): against a float64 softmax on
-// rows of many lengths (vector body and padded tail), and the reference's NaN/inf rules.
+// rows of many lengths (vector body and padded tail), and the reference's NaN/inf rules; the
+// fused softmax + crossentropy rows likewise.
 #include "backends/cpu/softmax_rows.hpp"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,43 @@ TEST(SoftmaxRows, ManyRowsSplitAcrossThreadsGiveTheSameRows) {
     softmax_rows_f32(x.data() + r * n, n, y1.data(), n, 1, n, false);
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(y[r * n + i], y1[i]);
   }
+}
+
+// The fused softmax + crossentropy rows: the softmax as above, and the loss
+// -log(softmax[label]) = max + log(sum) - x[label] against float64, including a label whose
+// probability underflows in float (the loss stays finite, where -log(sm) would be inf), and
+// NaN/inf rows giving NaN loss and softmax, as the reference loop.
+TEST(SoftmaxRows, FusedCrossentropyMatchesFloat64) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 4.f);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (Path path : kPaths)
+    for (int64_t n : {1, 7, 10, 16, 17, 100, 1000}) {
+      UsePath use(path);
+      const int64_t rows = 5, stride = n + 3;
+      std::vector<float> x(static_cast<size_t>(rows * stride));
+      for (float& v : x) v = normal(rng);
+      std::vector<int64_t> labels(rows);
+      for (int64_t r = 0; r < rows; ++r) labels[r] = (r * 7) % n;
+      if (n > 1) x[1 * stride + labels[1]] = -200.f;  // softmax[label] underflows in float
+      x[3 * stride] = nan;                           // a NaN row
+      x[4 * stride] = inf;                           // an inf row
+      std::vector<float> loss(rows, -1.f), sm(static_cast<size_t>(rows * n), -1.f);
+      softmax_xent_rows_f32(x.data(), stride, labels.data(), loss.data(), sm.data(), rows, n, use.vector);
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::vector<float> row(x.begin() + r * stride, x.begin() + r * stride + n);
+        if (r >= 3) {
+          EXPECT_TRUE(std::isnan(loss[r])) << "row " << r << name(path);
+          for (int64_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(sm[r * n + i])) << "row " << r << name(path);
+          continue;
+        }
+        const std::vector<double> logp = reference(row, true), p = reference(row, false);
+        const double want = -logp[labels[r]];
+        EXPECT_NEAR(loss[r], want, 3e-7 * std::abs(want) + 1e-6) << "n=" << n << " row " << r << name(path);
+        for (int64_t i = 0; i < n; ++i)
+          EXPECT_NEAR(sm[r * n + i], p[i], 3e-7 * p[i] + 1e-12) << "n=" << n << " row " << r << name(path);
+      }
+    }
 }
 
 }  // namespace
