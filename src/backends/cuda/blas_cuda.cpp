@@ -27,6 +27,9 @@
 // (cuBLAS would skip the operand, losing NaN * 0), the product goes to a temporary and one
 // NVRTC elementwise kernel forms act(alpha * p + beta * c) in double (nnet::gemm_epilogue,
 // ops/scalar/nnet_ops.hpp, the CPU's definition). Integer Gemm applies relu at its store.
+// A Gemm with no addend (relu(dot(a, b)): inputs (a, b)) takes the same paths with c absent:
+// cuBLAS writes alpha * a.b into the output directly without relu, else the epilogue kernel
+// reads no c (it adds -0, which leaves every value as it is).
 //
 // Size 0: empty outputs do nothing; k == 0 gives zeros (beta * c for Gemm). No op here has
 // data-dependent errors, so nothing is checked on the device.
@@ -87,8 +90,9 @@ const std::string& nnet_ops_text() {
 }
 
 // Gemm's general case: out(rows, cols) = act(alpha * p + beta * c), p and c read through
-// strides (0 where they broadcast); p == nullptr means an empty product (k == 0); act 1 is
-// relu. Computed in double like the CPU reference, then rounded once.
+// strides (0 where they broadcast); p == nullptr means an empty product (k == 0), c ==
+// nullptr no addend (-0 is added: x + -0 == x for every x); act 1 is relu. Computed in double
+// like the CPU reference, then rounded once.
 KernelSource epilogue_source(DType t) {
   const std::string name = epilogue_kernel_name(t);
   const std::string ty = cuda_type(t);
@@ -100,7 +104,8 @@ KernelSource epilogue_source(DType t) {
                      "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {\n"
                      "    const long long r = i / cols, k = i - r * cols;\n"
                      "    const double prod = p ? (double)p[r * p_rs + k * p_cs] : 0.0;\n"
-                     "    out[i] = (" + ty + ")theon::nnet::gemm_epilogue<double>(alpha * prod, beta * (double)c[r * c_rs + k * c_cs], act);\n"
+                     "    const double addend = c ? beta * (double)c[r * c_rs + k * c_cs] : -0.0;\n"
+                     "    out[i] = (" + ty + ")theon::nnet::gemm_epilogue<double>(alpha * prod, addend, act);\n"
                      "  }\n"
                      "}\n";
   return {"gemm_epilogue_" + std::string(dtype_tag(t)), code, {name}};
@@ -113,7 +118,7 @@ constexpr int kMaxBatchRank = kMaxRank - 2;
 std::string int_kernel_name(DType t) { return std::string("theon_imatmul_") + dtype_tag(t); }
 
 // out[b](M, N) = A[b](M, K) . B[b](K, N) for integer dtypes, with an optional Gemm epilogue
-// (c != nullptr: out = alpha * prod + beta * c). Sums of products in uint64 wrap exactly as
+// (out = alpha * prod, plus beta * c where c != nullptr; Dot passes alpha 1). Sums of products in uint64 wrap exactly as
 // the CPU reference's; the store truncates to the element type (NumPy's wrap-around).
 // Grid: x over column tiles, y over row tiles, z over the batch, each a grid-stride loop.
 // The batch rank is a run-time argument: offsets are computed once per matrix, not per element.
@@ -190,7 +195,8 @@ extern "C" __global__ void __launch_bounds__(256) KERNEL_NAME(
             const long long i = row0 + ty + 16 * r, j = col0 + tx + 16 * s;
             if (i >= M || j >= N) continue;
             u64 v = acc[r][s];
-            if (c) v = alpha * v + beta * (u64)(long long)c[i * c_rs + j * c_cs];
+            v *= alpha;
+            if (c) v += beta * (u64)(long long)c[i * c_rs + j * c_cs];
             const elem_t e = (elem_t)v;
             O[i * N + j] = act == 1 && !(e > (elem_t)0) ? (elem_t)0 : e;  // relu epilogue (Gemm)
           }
@@ -422,7 +428,7 @@ Support dtype_support(const graph::Apply& node) {
       return {false, "operand of rank " + std::to_string(v->type.ndim()) + " (CUDA kernels handle up to " +
                          std::to_string(kMaxRank) + ")"};
   }
-  const DType t = node.input(node.op().kind() == graph::OpKind::Gemm ? 1 : 0)->type.dtype;
+  const DType t = node.inputs().back()->type.dtype;  // b: every operand shares its dtype
   return {true, is_blas_float(t) ? "cublas" : "nvrtc tiled integer matmul"};
 }
 
@@ -560,10 +566,12 @@ std::pair<int64_t, int64_t> addend_strides(const Array& c) {
 }
 
 // The fast path: c broadcast into the output, then one cuBLAS call scales it by beta and
-// adds alpha * a.b. Only when the product fills the output, k > 0, and alpha, beta are
-// non-zero (cuBLAS skips an operand scaled by 0, losing NaN * 0 = NaN).
+// adds alpha * a.b (no addend: cuBLAS writes alpha * a.b with beta 0, reading no output).
+// Only when the product fills the output, k > 0, and alpha, beta are non-zero (cuBLAS skips
+// an operand scaled by 0, losing NaN * 0 = NaN), without relu.
 bool gemm_fast_path(const ops::Gemm& op, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
-  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && op.beta() != 0 &&
+  const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && (!has_c || op.beta() != 0) &&
          op.epilogue().act == ops::GemmAct::None;
 }
 
@@ -575,8 +583,9 @@ class GemmKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-    const Array &a = inputs[1], &b = inputs[2];
+    const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+    const ops::GemmOperands in = ops::gemm_operands(op.epilogue().addend, inputs);
+    const Array &c = in.c, &a = in.a, &b = in.b;
     const DType t = a.dtype();
     std::vector<KernelSource> out;
     if (!is_blas_float(t)) {
@@ -584,11 +593,13 @@ class GemmKernel final : public CudaKernel {
       return out;
     }
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     add_operand_copy(out, a, as_cublas(m, k, a.strides()[0], a.strides()[1]).ok);
     add_operand_copy(out, b, as_cublas(k, n, b.strides()[0], b.strides()[1]).ok);
     if (gemm_fast_path(op, out_shape, m, n, k)) {
-      for (auto& s : copy_sources(c, Array(nullptr, t, out_shape, contiguous_strides(out_shape)))) add_unique(out, std::move(s));
+      if (has_c)
+        for (auto& s : copy_sources(c, Array(nullptr, t, out_shape, contiguous_strides(out_shape))))
+          add_unique(out, std::move(s));
     } else {
       out.push_back(epilogue_source(t));
     }
@@ -598,21 +609,23 @@ class GemmKernel final : public CudaKernel {
   void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-    Array a = inputs[1], b = inputs[2];
+    const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+    const ops::GemmOperands in = ops::gemm_operands(op.epilogue().addend, inputs);
+    const Array c = in.c;  // undefined without an addend
+    Array a = in.a, b = in.b;
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
     const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
     if (out.size() == 0) return;
-    const auto [c_rs, c_cs] = addend_strides(c);
+    const auto [c_rs, c_cs] = has_c ? addend_strides(c) : std::pair<int64_t, int64_t>{0, 0};
     const DType t = a.dtype();
     if (!is_blas_float(t)) {
       // Integral alpha and beta (the specialize pass guarantees it), wrapping as uint64.
       // Rows (columns) of a size-1 product repeat over c's: stride 0.
-      return int_matmul(ctx, t, {.a = a.data(), .b = b.data(), .c = c.data(), .out = out.data(), .M = out_shape[0],
+      return int_matmul(ctx, t, {.a = a.data(), .b = b.data(), .c = has_c ? c.data() : nullptr, .out = out.data(), .M = out_shape[0],
                                  .N = out_shape[1], .K = k, .a_rs = m == 1 ? 0 : a.strides()[0],
                                  .a_cs = a.strides()[1], .b_rs = b.strides()[0], .b_cs = n == 1 ? 0 : b.strides()[1],
                                  .c_rs = c_rs, .c_cs = c_cs,
@@ -630,9 +643,9 @@ class GemmKernel final : public CudaKernel {
       ob = as_cublas(k, n, b.strides()[0], b.strides()[1]);
     }
     if (gemm_fast_path(op, out_shape, m, n, k)) {
-      copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
+      if (has_c) copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
       return cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
-                               .out = out.data(), .alpha = op.alpha(), .beta = op.beta()});
+                               .out = out.data(), .alpha = op.alpha(), .beta = has_c ? op.beta() : 0.0});
     }
     // General case: the plain product (if any) into a temporary, then one elementwise pass.
     Array prod;
@@ -644,7 +657,7 @@ class GemmKernel final : public CudaKernel {
     cudaKernel_t kern = cached_kernel("blas_gemm_epilogue|" + std::string(dtype_tag(t)), dev, ctx.options.fmad,
                                       [&] { return epilogue_source(t); }, epilogue_kernel_name(t));
     const void* pp = prod.defined() ? prod.data() : nullptr;
-    const void* pc = c.data();
+    const void* pc = has_c ? c.data() : nullptr;
     void* po = out.data();
     long long rows = out_shape[0], cols = out_shape[1], p_rs = m == 1 ? 0 : n, p_cs = n == 1 ? 0 : 1, crs = c_rs,
               ccs = c_cs;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace theon {
@@ -212,6 +213,47 @@ TEST_F(BlasGpu, GemmEpiloguesBiasAndRelu) {
   Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w"), bvec = var_of(t, 1, "b");
   compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {big_ints({70, 33}, t, 40), big_ints({33, 13}, t, 41),
                                                                   big_ints({13}, t, 42)}, "Gemm");
+}
+
+// relu(dot(x, w)): a Gemm without an addend (bias=none) on the device, never falling back:
+// the epilogue kernel with no c, size-1 and size-0 dims, k == 0, transposed operands, a NaN
+// kept by the relu, and the integer kernel.
+TEST_F(BlasGpu, GemmWithoutAddendIsReluOfTheProduct) {
+  auto expect_no_addend = [](const std::vector<Var>& ins, const Var& out) {
+    Function f = compile_on("cuda", ins, {out});
+    bool found = false;
+    for (const NodeInfo& n : f.nodes()) found = found || n.op.find("bias=none, act=relu") != std::string::npos;
+    EXPECT_TRUE(found) << f.explain();
+  };
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const double tol = t == DType::Float32 ? 1e-4 : 1e-12;
+    Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w");
+    const Var y = tensor::relu(tensor::dot(x, w));
+    expect_no_addend({x, w}, y);
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{33, 20, 17}, {1, 1, 1}, {1, 20, 17}, {33, 20, 1},
+                           {0, 20, 17}, {33, 0, 17}, {129, 64, 70}})
+      compare({x, w}, y, {uniform({m, k}, t, 51), uniform({k, n}, t, 52)}, "Gemm", tol, tol);
+    compare({x, w}, tensor::relu(tensor::dot(x.T(), w)), {uniform({20, 33}, t, 53), uniform({20, 17}, t, 54)}, "Gemm",
+            tol, tol);
+    compare({x, w}, tensor::maximum(tensor::dot(x, w), literal(0.0, false)), {uniform({33, 20}, t, 55),
+            uniform({20, 17}, t, 56)}, "Gemm", tol, tol);
+    // A NaN in row 2 of x: row 2 of the output stays NaN (allclose compares NaN as equal),
+    // and it is NaN on the device itself.
+    std::vector<double> xs = uniform({33, 20}, DType::Float64, 57).to_vector<double>();
+    xs[2 * 20 + 3] = std::nan("");
+    const Array xn = Array::from_vector<double>(xs, {33, 20}).astype(t);
+    compare({x, w}, y, {xn, uniform({20, 17}, t, 58)}, "Gemm", tol, tol);
+    Function gpu = compile_on("cuda", {x, w}, {y});
+    const Array got = gpu({xn, uniform({20, 17}, t, 58)})[0].to_host();
+    for (int64_t j = 0; j < 17; ++j) EXPECT_TRUE(std::isnan(got.item(2 * 17 + j))) << j;
+    for (int64_t j = 0; j < 17; ++j) EXPECT_GE(got.item(17 + j), 0.0) << j;
+  }
+  const DType t = DType::Int32;
+  Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w");
+  expect_no_addend({x, w}, tensor::relu(tensor::dot(x, w)));
+  compare({x, w}, tensor::relu(tensor::dot(x, w)), {big_ints({70, 33}, t, 59), big_ints({33, 13}, t, 60)}, "Gemm");
+  compare({x, w}, tensor::relu(tensor::dot(x, w)), {big_ints({1, 1}, t, 61), big_ints({1, 1}, t, 62)}, "Gemm");
 }
 
 // float32 stays IEEE FP32 unless allow_tf32. On a k = 1024 product of values in (-1, 1)
