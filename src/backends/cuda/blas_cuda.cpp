@@ -21,6 +21,9 @@
 // and a truncating store: exactly the CPU reference's NumPy wrap-around. Each thread sums
 // its k in order, so results never depend on the launch shape.
 //
+// Gemm with a row bias (one element per output column, b in relu(x.W + b)), no relu and
+// beta 1 runs as one cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS: no broadcast copy of the
+// bias, no second pass (cuBLASLt below for what it takes and why the rest stays). Any other
 // Gemm broadcasts c (a matrix, or a row / col bias vector viewed as one) into the output
 // (copy_strided) and lets cuBLAS add alpha * a.b with beta; with a relu epilogue, when the
 // product itself broadcasts (m or n is 1 against a larger c), k == 0, or alpha or beta is 0
@@ -558,6 +561,97 @@ class BatchedMatmulKernel final : public CudaKernel {
   }
 };
 
+// ---- cuBLASLt ------------------------------------------------------------------------
+//
+// What goes to cuBLASLt (float32 / float64; float16 products never reach these kernels):
+// - a row bias, act none, beta 1: CUBLASLT_EPILOGUE_BIAS. Orientation: the product is issued
+//   as C^T = B^T . A^T (above), so Theon's row-major (m, n) output is Lt's column-major D with
+//   n rows and m columns, and Lt's bias (one packed element per row of D, broadcast over D's
+//   columns) is one element per column of Theon's output: exactly a row bias c[j]. It must be
+//   packed (stride 1) and of length n: a strided or length-1 bias takes the copy path.
+// What does not, and why:
+// - relu: Lt's RELU / RELU_BIAS are documented as x := max(x, 0) with nothing said of NaN
+//   (cublasLt.h, the cuBLAS docs), and a max that drops NaN is the usual GPU fmax; Theon's
+//   relu keeps NaN (nnet::gemm_epilogue), so relu stays in the NVRTC epilogue kernel.
+// - a col bias (one element per Theon row = per column of D): Lt's bias runs along D's rows
+//   only; the NVRTC epilogue (relu) or the broadcast copy + cuBLAS beta (no relu) handle it.
+// - beta != 1 with a bias: Lt adds its bias unscaled (D = alpha * A.B + beta * C + bias).
+// - a matrix addend: the broadcast copy + cuBLAS with beta, as before (a broadcast c has no
+//   Lt layout: ld must cover the rows).
+// - alpha 0 or k == 0: as for cuBLAS, the product may be skipped (NaN * 0 lost): NVRTC.
+// When Lt's heuristic offers no algorithm (e.g. a bias pointer it cannot align), the copy +
+// cuBLAS path runs instead. Reproducibility: one stream, one workspace (the cuBLAS handle's)
+// and the heuristic's first algorithm for the same problem and alignments each call.
+// Only the simulated device (tests/gpu_sim/cuda/sim_cublaslt.cpp) has run these calls: no
+// real GPU was available when they were written.
+
+void lt_check(cublasStatus_t s, const Ctx& ctx, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(ctx.what() + ": " + call + " failed: " + cublasLtGetStatusString(s));
+}
+
+// Owners of the per-call descriptors (destroyed whatever happens).
+struct LtObjects {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtObjects() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+// out(m, n) = alpha * a.b + bias[j] (g.beta unused: 1 by the caller's condition) as one
+// cublasLtMatmul; false when Lt offers no algorithm (nothing was enqueued).
+bool cublaslt_bias_gemm(const Ctx& ctx, const GemmArgs& g, const void* bias) {
+  const CublasLt lt = cublaslt_handle(ctx.device);
+  const cudaDataType_t type = cublas_data_type(g.dtype);
+  const cudaDataType_t scale = g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F;
+  LtObjects o;
+  lt_check(cublasLtMatmulDescCreate(&o.desc, gemm_compute_type(g.dtype, ctx.options.allow_tf32), scale), ctx,
+           "cublasLtMatmulDescCreate");
+  // Lt's A is Theon's b and its B Theon's a (C^T = B^T . A^T), each with its op.
+  const int32_t ta = g.ob.op, tb = g.oa.op;
+  const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const int32_t bias_type = type;
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
+    lt_check(cublasLtMatmulDescSetAttribute(o.desc, attr, v, size), ctx, "cublasLtMatmulDescSetAttribute");
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type);
+  // Stored (pre-op) shapes, column-major: op N stores op(X) itself, op T its transpose.
+  const uint64_t m = g.m, n = g.n, k = g.k;
+  const bool a_n = g.ob.op == CUBLAS_OP_N, b_n = g.oa.op == CUBLAS_OP_N;
+  lt_check(cublasLtMatrixLayoutCreate(&o.a, type, a_n ? n : k, a_n ? k : n, g.ob.ld), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&o.b, type, b_n ? k : m, b_n ? m : k, g.oa.ld), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&o.d, type, n, m, std::max<int64_t>(g.n, 1)), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatmulPreferenceCreate(&o.pref), ctx, "cublasLtMatmulPreferenceCreate");
+  const uint64_t ws = lt.workspace_bytes;
+  lt_check(cublasLtMatmulPreferenceSetAttribute(o.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), ctx,
+           "cublasLtMatmulPreferenceSetAttribute");
+  cublasLtMatmulHeuristicResult_t found{};
+  int count = 0;
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt.handle, o.desc, o.a, o.b, o.d, o.d, o.pref, 1, &found, &count);
+  if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && count == 0)) return false;
+  lt_check(hs, ctx, "cublasLtMatmulAlgoGetHeuristic");
+  // Host scalars of the scale type; beta 0: D (the output) is not read as C.
+  const float af = static_cast<float>(g.alpha), zf = 0;
+  const double ad = g.alpha, zd = 0;
+  const bool dbl = g.dtype == DType::Float64;
+  const void* alpha = dbl ? static_cast<const void*>(&ad) : &af;
+  const void* beta = dbl ? static_cast<const void*>(&zd) : &zf;
+  lt_check(cublasLtMatmul(lt.handle, o.desc, alpha, g.b, o.a, g.a, o.b, beta, g.out, o.d, g.out, o.d, &found.algo,
+                          lt.workspace, lt.workspace_bytes, ctx.stream),
+           ctx, "cublasLtMatmul");
+  return true;
+}
+
 // ---- Gemm ----------------------------------------------------------------------------
 
 // c's strides over the output (0 where it broadcasts).
@@ -569,6 +663,13 @@ std::pair<int64_t, int64_t> addend_strides(const Array& c) {
 // adds alpha * a.b (no addend: cuBLAS writes alpha * a.b with beta 0, reading no output).
 // Only when the product fills the output, k > 0, and alpha, beta are non-zero (cuBLAS skips
 // an operand scaled by 0, losing NaN * 0 = NaN), without relu.
+// The cuBLASLt bias path (see cuBLASLt above): a packed row bias c of length n, beta 1, no relu.
+bool gemm_lt_bias(const ops::Gemm& op, const Array& c_in, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
+  return op.epilogue().addend == ops::GemmAddend::Row && op.epilogue().act == ops::GemmAct::None &&
+         op.beta() == 1 && op.alpha() != 0 && k > 0 && out_shape == Shape{m, n} && c_in.shape()[0] == n &&
+         (n == 1 || c_in.strides()[0] == 1);
+}
+
 bool gemm_fast_path(const ops::Gemm& op, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
   const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
   return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && (!has_c || op.beta() != 0) &&
@@ -596,6 +697,8 @@ class GemmKernel final : public CudaKernel {
     const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     add_operand_copy(out, a, as_cublas(m, k, a.strides()[0], a.strides()[1]).ok);
     add_operand_copy(out, b, as_cublas(k, n, b.strides()[0], b.strides()[1]).ok);
+    // (The cuBLASLt bias path needs no kernel; the broadcast copy stays listed for the case
+    // its heuristic offers no algorithm and the fast path runs.)
     if (gemm_fast_path(op, out_shape, m, n, k)) {
       if (has_c)
         for (auto& s : copy_sources(c, Array(nullptr, t, out_shape, contiguous_strides(out_shape))))
@@ -642,6 +745,11 @@ class GemmKernel final : public CudaKernel {
       b = contiguous(ctx, b);
       ob = as_cublas(k, n, b.strides()[0], b.strides()[1]);
     }
+    if (gemm_lt_bias(op, inputs[0], out_shape, m, n, k) &&
+        cublaslt_bias_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
+                                 .out = out.data(), .alpha = op.alpha(), .beta = 1.0},
+                           inputs[0].data()))
+      return;
     if (gemm_fast_path(op, out_shape, m, n, k)) {
       if (has_c) copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
       return cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
