@@ -154,7 +154,9 @@ TEST(BlasCudaCodegen, GemmPathsFollowTheBroadcastAndScalars) {
             (std::set<std::string>{"gemm_epilogue_f32"}));
   EXPECT_EQ(names(gemm_probe(t, placeholder(t, {6, 7}), a, b, 2.0, 0.0).sources()),
             (std::set<std::string>{"gemm_epilogue_f32"}));
-  // A row bias vector without relu: viewed as a (1, n) matrix, the same broadcast copy.
+  // A row bias vector without relu: one cuBLASLt matmul with its bias epilogue, no kernel;
+  // the broadcast copy (of the vector viewed as a (1, n) matrix) stays listed for the cuBLAS
+  // path that runs when cuBLASLt offers no algorithm.
   EXPECT_EQ(names(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBias).sources()),
             copy_of(placeholder(t, {1, 7}, {0, 1}), {6, 7}));
   // With relu: cuBLAS into a temporary, then the epilogue kernel (bias + relu) in one pass.
