@@ -17,7 +17,9 @@
 // Anything else (other attributes, types, epilogues, batched layouts) is refused with
 // CUBLAS_STATUS_NOT_SUPPORTED and a line on stderr naming it. Simulator-only export:
 // theon_gpu_sim_cublaslt_matmuls(), the matmuls accepted so far (tests check which path a
-// Gemm took).
+// Gemm took). SIM_CUBLASLT_NO_ALGO=1 (read at each heuristic call) makes the heuristic find
+// no algorithm (NOT_SUPPORTED, 0 results), as real cuBLASLt may for a configuration: the
+// backend's fallback path is then tested too.
 #include <cublasLt.h>
 
 #include "sim_internal.hpp"
@@ -27,6 +29,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -311,6 +314,10 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
                                   live<Layout>(d), p);
       s != CUBLAS_STATUS_SUCCESS)
     return s;
+  if (const char* e = std::getenv("SIM_CUBLASLT_NO_ALGO"); e && std::string(e) == "1") {
+    *returned = 0;
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
   std::memset(&results[0], 0, sizeof results[0]);
   results[0].algo.data[0] = kAlgoMagic;
   results[0].workspaceSize = 0;  // the reference needs none
