@@ -33,9 +33,13 @@ using graph::Apply;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
+/// The Gemm computing `v` when it has an addend (inputs (c, a, b), as the rules rebuild it),
+/// else null. A Gemm without one (bias=none) is made with act=relu by relu_of_dot below; one
+/// with act=none (only from make_op) keeps a following relu apart.
 const ops::Gemm* gemm_of(const VarPtr& v) {
   if (!v->owner || v->owner->op().kind() != graph::OpKind::Gemm) return nullptr;
-  return &static_cast<const ops::Gemm&>(v->owner->op());
+  const auto* op = &static_cast<const ops::Gemm&>(v->owner->op());
+  return op->epilogue().addend == ops::GemmAddend::None ? nullptr : op;
 }
 
 /// gemm(dimshuffle{x,0}(v), a, b) -> gemm(v, a, b) with a row bias (col for {0,x}).

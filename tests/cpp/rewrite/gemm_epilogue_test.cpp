@@ -102,6 +102,16 @@ TEST(GemmEpilogue, ReluOfAPlainProductIsAGemmWithoutAddend) {
   }
 }
 
+TEST(GemmEpilogue, ReluAfterANoAddendGemmWithoutActStaysApart) {
+  // Only make_op / the builder make bias=none with act=none; the relu rules rebuild Gemms
+  // with c, so they leave this one alone (no fold, no crash) and the result is unchanged.
+  Var x = tensor::matrix("x"), w = tensor::matrix("w");
+  Var g(ops::gemm(x.node(), w.node(), 2.0, ops::GemmAct::None));
+  const std::string p = expect_same({x, w}, {tensor::relu(g)}, {Array::randn({30, 10}, 1), Array::randn({10, 5}, 2)});
+  EXPECT_EQ(count(p, "bias=none}"), 1u) << p;
+  EXPECT_EQ(count(p, "relu"), 1u) << p;
+}
+
 TEST(GemmEpilogue, NoAddendReluKeepsNaN) {
   for (DType t : {DType::Float32, DType::Float64}) {
     for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 10, 5}, {64, 40, 50}, {3, 2, 2}}) {
