@@ -40,12 +40,16 @@ void gemm_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
   const auto& op = graph::op_as<ops::Gemm>(node.op());
   const double alpha_ = op.alpha(), beta_ = op.beta();
   const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
-  const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-  const Array &a = inputs[1], &b = inputs[2];
-  const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+  // No addend (GemmAddend::None): c is undefined and every element adds -0 (x + -0 == x for
+  // every x, -0 and NaN included) in floats, 0 in integers.
+  const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+  const ops::GemmOperands ops_in = ops::gemm_operands(op.epilogue().addend, inputs);
+  const Array &c = ops_in.c, &a = ops_in.a, &b = ops_in.b;
+  const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
   const int64_t m = a.shape()[0], n = b.shape()[1], k = a.shape()[1];
   const int64_t a_rs = a.strides()[0], a_cs = a.strides()[1], b_rs = b.strides()[0], b_cs = b.strides()[1];
-  const int64_t c_rs = c.shape()[0] == 1 ? 0 : c.strides()[0], c_cs = c.shape()[1] == 1 ? 0 : c.strides()[1];
+  const int64_t c_rs = has_c && c.shape()[0] != 1 ? c.strides()[0] : 0;
+  const int64_t c_cs = has_c && c.shape()[1] != 1 ? c.strides()[1] : 0;
   Array& out = outputs[0];
   const int64_t o_rs = out.strides()[0], o_cs = out.strides()[1];
   detail::visit_dtype(a.dtype(), [&]<class T>() {
@@ -56,7 +60,7 @@ void gemm_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
     const Acc be = fp ? Acc(beta_) : Acc(static_cast<int64_t>(beta_));
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    const T* pc = c.data<T>();
+    const T* pc = has_c ? c.data<T>() : nullptr;
     T* po = out.data<T>();
     for (int64_t i = 0; i < out_shape[0]; ++i)
       for (int64_t j = 0; j < out_shape[1]; ++j) {
@@ -64,9 +68,10 @@ void gemm_loop(const Apply& node, const std::vector<Array>& inputs, std::vector<
         Acc acc = 0;
         for (int64_t p = 0; p < k; ++p) acc += Acc(pa[pi * a_rs + p * a_cs]) * Acc(pb[p * b_rs + pj * b_cs]);
         if constexpr (fp) {
-          po[i * o_rs + j * o_cs] = static_cast<T>(nnet::gemm_epilogue<double>(al * acc, be * Acc(pc[i * c_rs + j * c_cs]), act));
+          const double addend = pc ? be * Acc(pc[i * c_rs + j * c_cs]) : -0.0;
+          po[i * o_rs + j * o_cs] = static_cast<T>(nnet::gemm_epilogue<double>(al * acc, addend, act));
         } else {
-          const T v = static_cast<T>(al * acc + be * Acc(pc[i * c_rs + j * c_cs]));
+          const T v = static_cast<T>(al * acc + (pc ? be * Acc(pc[i * c_rs + j * c_cs]) : Acc(0)));
           po[i * o_rs + j * o_cs] = act == 1 ? theon::scalar::Relu()(v) : v;
         }
       }

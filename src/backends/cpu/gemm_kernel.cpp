@@ -7,6 +7,7 @@
 //   output whatever n is;
 // - any other c: broadcast into the output first, one BLAS call accumulates the product into
 //   it with beta, then (relu) one pass over the output.
+// - no addend (relu(dot(a, b))): one BLAS call writes alpha * a.b, then (relu) one pass.
 // - a narrow output (n <= 16 float32 columns, k <= 256: the seed examples' x . W + b): the
 //   skinny kernel (skinny_gemm.cpp) with the addend and relu fused, no BLAS call at all. For
 //   float64 only where the reference loop ran before (under kSmallGemmWork): beyond it, CBLAS's
@@ -86,8 +87,8 @@ void vector_epilogue(T* out, int64_t m, int64_t n, const Array& c, bool row, dou
 }
 
 // out(m, n) = act(alpha * a.b + beta * c) by the skinny kernel, c (the node's input 0, a
-// matrix, a row or a column vector) read through its strides as gemm_loop reads it: no view
-// of it is built (this runs on every call).
+// matrix, a row or a column vector; undefined for none) read through its strides as
+// gemm_loop reads it: no view of it is built (this runs on every call).
 template <class T>
 void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const Array& b, Array& out) {
   SkinnyGemm<T> g;
@@ -102,6 +103,9 @@ void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const
   g.b = b.data<T>();
   g.b_rs = b.strides()[0];
   g.b_cs = b.strides()[1];
+  g.relu = op.epilogue().act == ops::GemmAct::Relu;
+  g.out = out.data<T>();
+  if (op.epilogue().addend == ops::GemmAddend::None) return skinny_gemm(g);  // g.c null: no addend
   g.c = c.data<T>();
   const int64_t c0 = c.shape()[0] == 1 ? 0 : c.strides()[0];
   switch (op.epilogue().addend) {
@@ -117,9 +121,8 @@ void skinny_gemm_node(const ops::Gemm& op, const Array& c, const Array& a, const
       g.c_rs = c0;
       g.c_cs = 0;
       break;
+    case ops::GemmAddend::None: break;  // returned above
   }
-  g.relu = op.epilogue().act == ops::GemmAct::Relu;
-  g.out = out.data<T>();
   skinny_gemm(g);
 }
 
@@ -130,7 +133,11 @@ class GemmBetaKernel final : public Kernel {
   void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array &a = inputs[1], &b = inputs[2];
+    const ops::GemmAddend addend = op.epilogue().addend;
+    const bool has_c = addend != ops::GemmAddend::None;
+    const int ia = ops::gemm_a_index(addend);
+    const Array &a = inputs[ia], &b = inputs[ia + 1];
+    const Array c_in = has_c ? inputs[0] : Array();
     Array& out = outputs[0];
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     const DType t = a.dtype();
@@ -140,20 +147,32 @@ class GemmBetaKernel final : public Kernel {
     const bool plain = out.shape().size() == 2 && out.shape()[0] == m && out.shape()[1] == n && m > 0 && k > 0 &&
                        out.is_contiguous();
     if (plain && t == DType::Float32 && skinny_gemm_fits<float>(m, n, k))
-      return skinny_gemm_node<float>(op, inputs[0], a, b, out);
+      return skinny_gemm_node<float>(op, c_in, a, b, out);
     if (plain && t == DType::Float64 && skinny_gemm_fits<double>(m, n, k) && m * n * k <= kSmallGemmWork)
-      return skinny_gemm_node<double>(op, inputs[0], a, b, out);
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+      return skinny_gemm_node<double>(op, c_in, a, b, out);
+    const Array c = ops::gemm_addend_view(addend, c_in);
+    const Shape out_shape = ops::gemm_output_shape(node, c_in.shape(), a.shape(), b.shape());
     const bool blas_dtype = have_blas(t);
     if (!blas_dtype || out_shape != Shape{m, n} || m == 0 || n == 0 || k == 0 || m * n * k <= kSmallGemmWork ||
         !out.is_contiguous())
       return gemm_loop(node, inputs, outputs);
     BlasOperand oa = as_blas_operand(m, k, a.strides()[0], a.strides()[1]);
     BlasOperand ob = as_blas_operand(k, n, b.strides()[0], b.strides()[1]);
-    if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
-      return run(nullptr, node, {inputs[0], oa.ok ? a : a.contiguous(), ob.ok ? b : b.contiguous()}, outputs);
+    if (!oa.ok || !ob.ok) {  // strides BLAS cannot express (negative, both non-unit): copy first
+      std::vector<Array> in = inputs;
+      if (!oa.ok) in[ia] = a.contiguous();
+      if (!ob.ok) in[ia + 1] = b.contiguous();
+      return run(nullptr, node, in, outputs);
+    }
     const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
+    if (!has_c) {  // the product (beta 0: BLAS does not read out), then the relu pass
+      blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), 0.0, out.data(), node);
+      if (act) {
+        if (t == DType::Float32) relu_pass(out.data<float>(), out.size());
+        else relu_pass(out.data<double>(), out.size());
+      }
+      return;
+    }
     // (A row wider than the tile takes the broadcast copy below.)
     const bool row = c.shape()[0] == 1 && m > 1 && n <= kTile, col = c.shape()[1] == 1 && n > 1 && c.shape()[0] != 1;
     if (row || col) {

@@ -21,12 +21,18 @@
 // and a truncating store: exactly the CPU reference's NumPy wrap-around. Each thread sums
 // its k in order, so results never depend on the launch shape.
 //
+// Gemm with a row bias (one element per output column, b in relu(x.W + b)), no relu and
+// beta 1 runs as one cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS: no broadcast copy of the
+// bias, no second pass (cuBLASLt below for what it takes and why the rest stays). Any other
 // Gemm broadcasts c (a matrix, or a row / col bias vector viewed as one) into the output
 // (copy_strided) and lets cuBLAS add alpha * a.b with beta; with a relu epilogue, when the
 // product itself broadcasts (m or n is 1 against a larger c), k == 0, or alpha or beta is 0
 // (cuBLAS would skip the operand, losing NaN * 0), the product goes to a temporary and one
 // NVRTC elementwise kernel forms act(alpha * p + beta * c) in double (nnet::gemm_epilogue,
 // ops/scalar/nnet_ops.hpp, the CPU's definition). Integer Gemm applies relu at its store.
+// A Gemm with no addend (relu(dot(a, b)): inputs (a, b)) takes the same paths with c absent:
+// cuBLAS writes alpha * a.b into the output directly without relu, else the epilogue kernel
+// reads no c (it adds -0, which leaves every value as it is).
 //
 // Size 0: empty outputs do nothing; k == 0 gives zeros (beta * c for Gemm). No op here has
 // data-dependent errors, so nothing is checked on the device.
@@ -87,8 +93,9 @@ const std::string& nnet_ops_text() {
 }
 
 // Gemm's general case: out(rows, cols) = act(alpha * p + beta * c), p and c read through
-// strides (0 where they broadcast); p == nullptr means an empty product (k == 0); act 1 is
-// relu. Computed in double like the CPU reference, then rounded once.
+// strides (0 where they broadcast); p == nullptr means an empty product (k == 0), c ==
+// nullptr no addend (-0 is added: x + -0 == x for every x); act 1 is relu. Computed in double
+// like the CPU reference, then rounded once.
 KernelSource epilogue_source(DType t) {
   const std::string name = epilogue_kernel_name(t);
   const std::string ty = cuda_type(t);
@@ -100,7 +107,8 @@ KernelSource epilogue_source(DType t) {
                      "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {\n"
                      "    const long long r = i / cols, k = i - r * cols;\n"
                      "    const double prod = p ? (double)p[r * p_rs + k * p_cs] : 0.0;\n"
-                     "    out[i] = (" + ty + ")theon::nnet::gemm_epilogue<double>(alpha * prod, beta * (double)c[r * c_rs + k * c_cs], act);\n"
+                     "    const double addend = c ? beta * (double)c[r * c_rs + k * c_cs] : -0.0;\n"
+                     "    out[i] = (" + ty + ")theon::nnet::gemm_epilogue<double>(alpha * prod, addend, act);\n"
                      "  }\n"
                      "}\n";
   return {"gemm_epilogue_" + std::string(dtype_tag(t)), code, {name}};
@@ -113,7 +121,7 @@ constexpr int kMaxBatchRank = kMaxRank - 2;
 std::string int_kernel_name(DType t) { return std::string("theon_imatmul_") + dtype_tag(t); }
 
 // out[b](M, N) = A[b](M, K) . B[b](K, N) for integer dtypes, with an optional Gemm epilogue
-// (c != nullptr: out = alpha * prod + beta * c). Sums of products in uint64 wrap exactly as
+// (out = alpha * prod, plus beta * c where c != nullptr; Dot passes alpha 1). Sums of products in uint64 wrap exactly as
 // the CPU reference's; the store truncates to the element type (NumPy's wrap-around).
 // Grid: x over column tiles, y over row tiles, z over the batch, each a grid-stride loop.
 // The batch rank is a run-time argument: offsets are computed once per matrix, not per element.
@@ -190,7 +198,8 @@ extern "C" __global__ void __launch_bounds__(256) KERNEL_NAME(
             const long long i = row0 + ty + 16 * r, j = col0 + tx + 16 * s;
             if (i >= M || j >= N) continue;
             u64 v = acc[r][s];
-            if (c) v = alpha * v + beta * (u64)(long long)c[i * c_rs + j * c_cs];
+            v *= alpha;
+            if (c) v += beta * (u64)(long long)c[i * c_rs + j * c_cs];
             const elem_t e = (elem_t)v;
             O[i * N + j] = act == 1 && !(e > (elem_t)0) ? (elem_t)0 : e;  // relu epilogue (Gemm)
           }
@@ -422,7 +431,7 @@ Support dtype_support(const graph::Apply& node) {
       return {false, "operand of rank " + std::to_string(v->type.ndim()) + " (CUDA kernels handle up to " +
                          std::to_string(kMaxRank) + ")"};
   }
-  const DType t = node.input(node.op().kind() == graph::OpKind::Gemm ? 1 : 0)->type.dtype;
+  const DType t = node.inputs().back()->type.dtype;  // b: every operand shares its dtype
   return {true, is_blas_float(t) ? "cublas" : "nvrtc tiled integer matmul"};
 }
 
@@ -552,6 +561,97 @@ class BatchedMatmulKernel final : public CudaKernel {
   }
 };
 
+// ---- cuBLASLt ------------------------------------------------------------------------
+//
+// What goes to cuBLASLt (float32 / float64; float16 products never reach these kernels):
+// - a row bias, act none, beta 1: CUBLASLT_EPILOGUE_BIAS. Orientation: the product is issued
+//   as C^T = B^T . A^T (above), so Theon's row-major (m, n) output is Lt's column-major D with
+//   n rows and m columns, and Lt's bias (one packed element per row of D, broadcast over D's
+//   columns) is one element per column of Theon's output: exactly a row bias c[j]. It must be
+//   packed (stride 1) and of length n: a strided or length-1 bias takes the copy path.
+// What does not, and why:
+// - relu: Lt's RELU / RELU_BIAS are documented as x := max(x, 0) with nothing said of NaN
+//   (cublasLt.h, the cuBLAS docs), and a max that drops NaN is the usual GPU fmax; Theon's
+//   relu keeps NaN (nnet::gemm_epilogue), so relu stays in the NVRTC epilogue kernel.
+// - a col bias (one element per Theon row = per column of D): Lt's bias runs along D's rows
+//   only; the NVRTC epilogue (relu) or the broadcast copy + cuBLAS beta (no relu) handle it.
+// - beta != 1 with a bias: Lt adds its bias unscaled (D = alpha * A.B + beta * C + bias).
+// - a matrix addend: the broadcast copy + cuBLAS with beta, as before (a broadcast c has no
+//   Lt layout: ld must cover the rows).
+// - alpha 0 or k == 0: as for cuBLAS, the product may be skipped (NaN * 0 lost): NVRTC.
+// When Lt's heuristic offers no algorithm (e.g. a bias pointer it cannot align), the copy +
+// cuBLAS path runs instead. Reproducibility: one stream, one workspace (the cuBLAS handle's)
+// and the heuristic's first algorithm for the same problem and alignments each call.
+// Only the simulated device (tests/gpu_sim/cuda/sim_cublaslt.cpp) has run these calls: no
+// real GPU was available when they were written.
+
+void lt_check(cublasStatus_t s, const Ctx& ctx, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(ctx.what() + ": " + call + " failed: " + cublasLtGetStatusString(s));
+}
+
+// Owners of the per-call descriptors (destroyed whatever happens).
+struct LtObjects {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtObjects() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+// out(m, n) = alpha * a.b + bias[j] (g.beta unused: 1 by the caller's condition) as one
+// cublasLtMatmul; false when Lt offers no algorithm (nothing was enqueued).
+bool cublaslt_bias_gemm(const Ctx& ctx, const GemmArgs& g, const void* bias) {
+  const CublasLt lt = cublaslt_handle(ctx.device);
+  const cudaDataType_t type = cublas_data_type(g.dtype);
+  const cudaDataType_t scale = g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F;
+  LtObjects o;
+  lt_check(cublasLtMatmulDescCreate(&o.desc, gemm_compute_type(g.dtype, ctx.options.allow_tf32), scale), ctx,
+           "cublasLtMatmulDescCreate");
+  // Lt's A is Theon's b and its B Theon's a (C^T = B^T . A^T), each with its op.
+  const int32_t ta = g.ob.op, tb = g.oa.op;
+  const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const int32_t bias_type = type;
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
+    lt_check(cublasLtMatmulDescSetAttribute(o.desc, attr, v, size), ctx, "cublasLtMatmulDescSetAttribute");
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type);
+  // Stored (pre-op) shapes, column-major: op N stores op(X) itself, op T its transpose.
+  const uint64_t m = g.m, n = g.n, k = g.k;
+  const bool a_n = g.ob.op == CUBLAS_OP_N, b_n = g.oa.op == CUBLAS_OP_N;
+  lt_check(cublasLtMatrixLayoutCreate(&o.a, type, a_n ? n : k, a_n ? k : n, g.ob.ld), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&o.b, type, b_n ? k : m, b_n ? m : k, g.oa.ld), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&o.d, type, n, m, std::max<int64_t>(g.n, 1)), ctx, "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatmulPreferenceCreate(&o.pref), ctx, "cublasLtMatmulPreferenceCreate");
+  const uint64_t ws = lt.workspace_bytes;
+  lt_check(cublasLtMatmulPreferenceSetAttribute(o.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), ctx,
+           "cublasLtMatmulPreferenceSetAttribute");
+  cublasLtMatmulHeuristicResult_t found{};
+  int count = 0;
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt.handle, o.desc, o.a, o.b, o.d, o.d, o.pref, 1, &found, &count);
+  if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && count == 0)) return false;
+  lt_check(hs, ctx, "cublasLtMatmulAlgoGetHeuristic");
+  // Host scalars of the scale type; beta 0: D (the output) is not read as C.
+  const float af = static_cast<float>(g.alpha), zf = 0;
+  const double ad = g.alpha, zd = 0;
+  const bool dbl = g.dtype == DType::Float64;
+  const void* alpha = dbl ? static_cast<const void*>(&ad) : &af;
+  const void* beta = dbl ? static_cast<const void*>(&zd) : &zf;
+  lt_check(cublasLtMatmul(lt.handle, o.desc, alpha, g.b, o.a, g.a, o.b, beta, g.out, o.d, g.out, o.d, &found.algo,
+                          lt.workspace, lt.workspace_bytes, ctx.stream),
+           ctx, "cublasLtMatmul");
+  return true;
+}
+
 // ---- Gemm ----------------------------------------------------------------------------
 
 // c's strides over the output (0 where it broadcasts).
@@ -560,10 +660,19 @@ std::pair<int64_t, int64_t> addend_strides(const Array& c) {
 }
 
 // The fast path: c broadcast into the output, then one cuBLAS call scales it by beta and
-// adds alpha * a.b. Only when the product fills the output, k > 0, and alpha, beta are
-// non-zero (cuBLAS skips an operand scaled by 0, losing NaN * 0 = NaN).
+// adds alpha * a.b (no addend: cuBLAS writes alpha * a.b with beta 0, reading no output).
+// Only when the product fills the output, k > 0, and alpha, beta are non-zero (cuBLAS skips
+// an operand scaled by 0, losing NaN * 0 = NaN), without relu.
+// The cuBLASLt bias path (see cuBLASLt above): a packed row bias c of length n, beta 1, no relu.
+bool gemm_lt_bias(const ops::Gemm& op, const Array& c_in, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
+  return op.epilogue().addend == ops::GemmAddend::Row && op.epilogue().act == ops::GemmAct::None &&
+         op.beta() == 1 && op.alpha() != 0 && k > 0 && out_shape == Shape{m, n} && c_in.shape()[0] == n &&
+         (n == 1 || c_in.strides()[0] == 1);
+}
+
 bool gemm_fast_path(const ops::Gemm& op, const Shape& out_shape, int64_t m, int64_t n, int64_t k) {
-  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && op.beta() != 0 &&
+  const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+  return out_shape == Shape{m, n} && k > 0 && op.alpha() != 0 && (!has_c || op.beta() != 0) &&
          op.epilogue().act == ops::GemmAct::None;
 }
 
@@ -575,8 +684,9 @@ class GemmKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-    const Array &a = inputs[1], &b = inputs[2];
+    const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+    const ops::GemmOperands in = ops::gemm_operands(op.epilogue().addend, inputs);
+    const Array &c = in.c, &a = in.a, &b = in.b;
     const DType t = a.dtype();
     std::vector<KernelSource> out;
     if (!is_blas_float(t)) {
@@ -584,11 +694,15 @@ class GemmKernel final : public CudaKernel {
       return out;
     }
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     add_operand_copy(out, a, as_cublas(m, k, a.strides()[0], a.strides()[1]).ok);
     add_operand_copy(out, b, as_cublas(k, n, b.strides()[0], b.strides()[1]).ok);
+    // (The cuBLASLt bias path needs no kernel; the broadcast copy stays listed for the case
+    // its heuristic offers no algorithm and the fast path runs.)
     if (gemm_fast_path(op, out_shape, m, n, k)) {
-      for (auto& s : copy_sources(c, Array(nullptr, t, out_shape, contiguous_strides(out_shape)))) add_unique(out, std::move(s));
+      if (has_c)
+        for (auto& s : copy_sources(c, Array(nullptr, t, out_shape, contiguous_strides(out_shape))))
+          add_unique(out, std::move(s));
     } else {
       out.push_back(epilogue_source(t));
     }
@@ -598,21 +712,23 @@ class GemmKernel final : public CudaKernel {
   void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
-    const Array c = ops::gemm_addend_view(op.epilogue().addend, inputs[0]);
-    Array a = inputs[1], b = inputs[2];
+    const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
+    const ops::GemmOperands in = ops::gemm_operands(op.epilogue().addend, inputs);
+    const Array c = in.c;  // undefined without an addend
+    Array a = in.a, b = in.b;
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
     const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
-    const Shape out_shape = ops::gemm_output_shape(node, inputs[0].shape(), a.shape(), b.shape());
+    const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
     if (out.size() == 0) return;
-    const auto [c_rs, c_cs] = addend_strides(c);
+    const auto [c_rs, c_cs] = has_c ? addend_strides(c) : std::pair<int64_t, int64_t>{0, 0};
     const DType t = a.dtype();
     if (!is_blas_float(t)) {
       // Integral alpha and beta (the specialize pass guarantees it), wrapping as uint64.
       // Rows (columns) of a size-1 product repeat over c's: stride 0.
-      return int_matmul(ctx, t, {.a = a.data(), .b = b.data(), .c = c.data(), .out = out.data(), .M = out_shape[0],
+      return int_matmul(ctx, t, {.a = a.data(), .b = b.data(), .c = has_c ? c.data() : nullptr, .out = out.data(), .M = out_shape[0],
                                  .N = out_shape[1], .K = k, .a_rs = m == 1 ? 0 : a.strides()[0],
                                  .a_cs = a.strides()[1], .b_rs = b.strides()[0], .b_cs = n == 1 ? 0 : b.strides()[1],
                                  .c_rs = c_rs, .c_cs = c_cs,
@@ -629,10 +745,15 @@ class GemmKernel final : public CudaKernel {
       b = contiguous(ctx, b);
       ob = as_cublas(k, n, b.strides()[0], b.strides()[1]);
     }
+    if (gemm_lt_bias(op, inputs[0], out_shape, m, n, k) &&
+        cublaslt_bias_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
+                                 .out = out.data(), .alpha = op.alpha(), .beta = 1.0},
+                           inputs[0].data()))
+      return;
     if (gemm_fast_path(op, out_shape, m, n, k)) {
-      copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
+      if (has_c) copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
       return cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
-                               .out = out.data(), .alpha = op.alpha(), .beta = op.beta()});
+                               .out = out.data(), .alpha = op.alpha(), .beta = has_c ? op.beta() : 0.0});
     }
     // General case: the plain product (if any) into a temporary, then one elementwise pass.
     Array prod;
@@ -644,7 +765,7 @@ class GemmKernel final : public CudaKernel {
     cudaKernel_t kern = cached_kernel("blas_gemm_epilogue|" + std::string(dtype_tag(t)), dev, ctx.options.fmad,
                                       [&] { return epilogue_source(t); }, epilogue_kernel_name(t));
     const void* pp = prod.defined() ? prod.data() : nullptr;
-    const void* pc = c.data();
+    const void* pc = has_c ? c.data() : nullptr;
     void* po = out.data();
     long long rows = out_shape[0], cols = out_shape[1], p_rs = m == 1 ? 0 : n, p_cs = n == 1 ? 0 : 1, crs = c_rs,
               ccs = c_cs;

@@ -17,17 +17,39 @@ namespace {
 struct HandleState {
   cublasHandle_t handle = nullptr;
   std::shared_ptr<Buffer> workspace;  // held for the handle's (the process's) lifetime
+  cublasLtHandle_t lt = nullptr;      // made on first use by cublaslt_handle
 };
+
+std::mutex g_mu;
+std::map<int, HandleState>& handles() {
+  static auto* h = new std::map<int, HandleState>();  // never destroyed: kernels may run at exit
+  return *h;
+}
+
+// The state of `device` with its cuBLAS handle made; g_mu held.
+HandleState& state_locked(int device, cudaStream_t stream);
 
 }  // namespace
 
 cublasHandle_t cublas_handle(int device) {
-  static std::mutex mu;
-  static auto* handles = new std::map<int, HandleState>();  // never destroyed: kernels may run at exit
-  cudaStream_t stream = stream_of(device);                   // also makes `device` current
-  std::lock_guard<std::mutex> lock(mu);
-  HandleState& h = (*handles)[device];
-  if (h.handle) return h.handle;
+  cudaStream_t stream = stream_of(device);  // also makes `device` current
+  std::lock_guard<std::mutex> lock(g_mu);
+  return state_locked(device, stream).handle;
+}
+
+CublasLt cublaslt_handle(int device) {
+  cudaStream_t stream = stream_of(device);  // also makes `device` current
+  std::lock_guard<std::mutex> lock(g_mu);
+  HandleState& h = state_locked(device, stream);
+  if (!h.lt) THEON_CUDA_CHECK(cublasLtCreate(&h.lt));
+  return {h.lt, h.workspace->data(), kCublasWorkspaceBytes};
+}
+
+namespace {
+
+HandleState& state_locked(int device, cudaStream_t stream) {
+  HandleState& h = handles()[device];
+  if (h.handle) return h;
   cublasHandle_t handle = nullptr;
   THEON_CUDA_CHECK(cublasCreate(&handle));
   try {
@@ -45,8 +67,10 @@ cublasHandle_t cublas_handle(int device) {
     throw;
   }
   h.handle = handle;
-  return handle;
+  return h;
 }
+
+}  // namespace
 
 cudaDataType_t cublas_data_type(DType dtype) {
   switch (dtype) {

@@ -9,6 +9,7 @@
 #pragma once
 #include <theon/dtype.hpp>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 namespace theon::backends::cuda {
@@ -18,6 +19,16 @@ cublasHandle_t cublas_handle(int device);
 
 /// Bytes of the workspace given to each handle (cuBLAS recommends 32 MiB on Hopper).
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
+/// The cuBLASLt handle of `device` (created on first use, like cublas_handle) and the
+/// workspace its matmuls may use: the cuBLAS handle's own, since both run only on
+/// stream_of(device), one call after another (never at the same time).
+struct CublasLt {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+CublasLt cublaslt_handle(int device);
 
 /// The cuBLAS data type of float32/float64 (throws NotImplementedError for others).
 cudaDataType_t cublas_data_type(DType dtype);

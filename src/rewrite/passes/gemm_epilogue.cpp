@@ -4,10 +4,12 @@
 //   dimshuffle{0,x}(v) -> a col bias;
 // - relu(gemm(...)) -> gemm with act=relu, when the Gemm's output feeds nothing else
 //   (maximum(g, 0) is relu after canonicalize);
+// - relu(dot(a, b)) of two matrices, the product feeding nothing else -> a Gemm with no
+//   addend (bias=none, inputs (a, b)) and act=relu: specialize only forms Gemms from an add;
 // - in a training graph relu's gradient reads the pre-activation (switch(g > 0, gz, 0)),
 //   which would keep g alive: g > 0 where relu(g) exists becomes relu(g) > 0 (the same truth
 //   value everywhere, NaN included: both false), so the Gemm's output has relu as its only
-//   client and the fold above fires.
+//   client and the fold above fires; the same for a matrix Dot's output g (no add).
 //
 // A table of named rules run by LocalRewriter until nothing changes (a few sweeps: the mask
 // rule frees the Gemm's output for the relu rule of the next sweep). Runs after specialize
@@ -31,9 +33,13 @@ using graph::Apply;
 using graph::VarPtr;
 using ops::ScalarOpId;
 
+/// The Gemm computing `v` when it has an addend (inputs (c, a, b), as the rules rebuild it),
+/// else null. A Gemm without one (bias=none) is made with act=relu by relu_of_dot below; one
+/// with act=none (only from make_op) keeps a following relu apart.
 const ops::Gemm* gemm_of(const VarPtr& v) {
   if (!v->owner || v->owner->op().kind() != graph::OpKind::Gemm) return nullptr;
-  return &static_cast<const ops::Gemm&>(v->owner->op());
+  const auto* op = &static_cast<const ops::Gemm&>(v->owner->op());
+  return op->epilogue().addend == ops::GemmAddend::None ? nullptr : op;
 }
 
 /// gemm(dimshuffle{x,0}(v), a, b) -> gemm(v, a, b) with a row bias (col for {0,x}).
@@ -66,6 +72,28 @@ VarPtr relu_into_gemm(graph::FunctionGraph& fg, Apply& node) {
   return r->type == node.output_raw(0)->type ? r : nullptr;
 }
 
+/// The matrix product `v` = dot(a, b) of two matrices, else null.
+const Apply* matrix_dot(const VarPtr& v) {
+  if (!v->owner || v->owner->op().kind() != graph::OpKind::Dot) return nullptr;
+  const Apply& d = *v->owner;
+  return d.input(0)->type.ndim() == 2 && d.input(1)->type.ndim() == 2 ? &d : nullptr;
+}
+
+/// relu(dot(a, b)) -> gemm(a, b) with no addend and act=relu, the product used only by the relu.
+VarPtr relu_of_dot(graph::FunctionGraph& fg, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Relu)) return nullptr;
+  const VarPtr& p = node.input(0);
+  const Apply* d = matrix_dot(p);
+  if (!d || p->type.dtype == DType::Bool || !single_use(fg, p)) return nullptr;
+  VarPtr r = ops::gemm(d->input(0), d->input(1), 1.0, ops::GemmAct::Relu);
+  return r->type == node.output_raw(0)->type ? r : nullptr;
+}
+
+/// dot(a, b) > 0 -> relu(dot(a, b)) > 0 for a matrix product that also feeds the relu.
+VarPtr dot_relu_mask(graph::FunctionGraph& fg, Apply& node) {
+  return relu_mask_from_output(fg, node, [](const VarPtr& p) { return matrix_dot(p) != nullptr; });
+}
+
 /// g > 0 -> relu(g) > 0 for a Gemm output g that also feeds relu(g) (relu's gradient).
 VarPtr gemm_relu_mask(graph::FunctionGraph& fg, Apply& node) {
   return relu_mask_from_output(fg, node, [](const VarPtr& g) {
@@ -83,6 +111,8 @@ const LocalRewriter& rewriter() {
           {"gemm_bias_vector", {K::Gemm}, on_output0(bias_vector)},
           {"gemm_relu_mask_from_output", {K::Elemwise}, on_output0(gemm_relu_mask)},
           {"gemm_relu_epilogue", {K::Elemwise}, on_output0(relu_into_gemm)},
+          {"dot_relu_mask_from_output", {K::Elemwise}, on_output0(dot_relu_mask)},
+          {"gemm_relu_of_dot", {K::Elemwise}, on_output0(relu_of_dot)},
       },
       /*max_sweeps=*/4);
   return r;

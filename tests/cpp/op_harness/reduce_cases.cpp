@@ -139,11 +139,12 @@ namespace {
 // (small float64 products past it), the BLAS path with the vectorised epilogue
 // (m * n * k > 16384), a row wider than the CPU's bias tile (n > 512), size-0 and size-1
 // dims; the harness adds transposed and strided inputs. Each variant has a gradient row on
-// small shapes (`_grad`).
-enum class DenseBias { Row, Col, Matrix };
+// small shapes (`_grad`). relu(dot(x, W)) with no bias is a Gemm with no addend (bias=none).
+enum class DenseBias { Row, Col, Matrix, None };
 
 Ref ref_dense(const std::vector<Ref>& r, DenseBias bias, double alpha, double beta, bool relu) {
-  const Ref &x = r[0], &w = r[1], &c = r[2];
+  const Ref &x = r[0], &w = r[1];
+  const Ref& c = bias == DenseBias::None ? r[0] : r[2];  // (not read without a bias)
   const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[1];
   Ref out;
   out.dtype = x.dtype;
@@ -153,7 +154,7 @@ Ref ref_dense(const std::vector<Ref>& r, DenseBias bias, double alpha, double be
     for (int64_t j = 0; j < n; ++j) {
       double s = 0;
       for (int64_t p = 0; p < k; ++p) s += x.v[i * k + p] * w.v[p * n + j];
-      const double cv = bias == DenseBias::Row ? c.v[j] : bias == DenseBias::Col ? c.v[i] : c.v[i * n + j];
+      const double cv = bias == DenseBias::Row ? c.v[j] : bias == DenseBias::Col ? c.v[i] : bias == DenseBias::None ? 0 : c.v[i * n + j];
       double v = to_dtype(alpha * s + beta * cv, out.dtype);
       if (relu && !(v > 0) && v == v) v = 0;
       out.v[i * n + j] = v;
@@ -175,6 +176,8 @@ void add_dense_cases(std::vector<Case>& cases) {
       {"dense_scaled_bias_relu", DenseBias::Row, 2, -0.5, true, false, false},
       {"dense_col_bias_relu", DenseBias::Col, 1, 1, true, false, false},
       {"dense_matrix_relu", DenseBias::Matrix, 1, 1, true, false, false},
+      {"dense_relu", DenseBias::None, 1, 0, true, false, true},
+      {"dense_maximum0", DenseBias::None, 1, 0, true, true, false},
   };
   for (const Variant& v : variants) {
     Case c;
@@ -185,19 +188,25 @@ void add_dense_cases(std::vector<Case>& cases) {
     auto bias_shape = [&](int64_t m, int64_t n) -> Shape {
       return v.bias == DenseBias::Row ? Shape{n} : v.bias == DenseBias::Col ? Shape{m} : Shape{m, n};
     };
+    auto operands = [&](int64_t m, int64_t k, int64_t n) -> std::vector<Shape> {
+      if (v.bias == DenseBias::None) return {{m, k}, {k, n}};
+      return {{m, k}, {k, n}, bias_shape(m, n)};
+    };
     for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {40, 30, 20}, {257, 10, 5}, {2, 30, 600},
                            {0, 4, 5}, {3, 0, 5}, {3, 4, 0}, {1, 1, 1}, {1, 40, 600}, {33, 64, 1},
                            // the skinny kernel's edges (n <= 16, k <= 256; one or two vectors a
                            // row, the row block of 8 or 4, and the threaded split of many rows)
                            {9, 7, 8}, {13, 5, 9}, {6, 3, 16}, {4, 2, 17}, {5, 256, 3}, {4, 257, 6},
                            {20011, 10, 5}})
-      c.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
+      c.shapes.push_back(operands(m, k, n));
     c.domain = Domain::Unit;
     c.build = [v](const std::vector<Var>& in) {
-      Var b = v.bias == DenseBias::Col ? in[2].dimshuffle({0, -1}) : in[2];
       Var y = tensor::dot(in[0], in[1]);
       if (v.alpha != 1) y = v.alpha * y;
-      y = y + (v.beta != 1 ? v.beta * b : b);
+      if (v.bias != DenseBias::None) {
+        Var b = v.bias == DenseBias::Col ? in[2].dimshuffle({0, -1}) : in[2];
+        y = y + (v.beta != 1 ? v.beta * b : b);
+      }
       if (v.relu) y = v.maximum_form ? tensor::maximum(y, literal(0.0, false)) : tensor::relu(y);
       return y;
     };
@@ -211,7 +220,7 @@ void add_dense_cases(std::vector<Case>& cases) {
     g.dtypes = {D::Float64};
     g.shapes.clear();
     for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 5}, {1, 1, 1}, {5, 3, 2}})
-      g.shapes.push_back({{m, k}, {k, n}, bias_shape(m, n)});
+      g.shapes.push_back(operands(m, k, n));
     g.check_grad = true;
     cases.push_back(g);
   }

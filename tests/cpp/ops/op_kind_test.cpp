@@ -73,6 +73,7 @@ std::vector<OpPtr> sample_ops() {
       std::make_shared<OneHot>(7, DType::Int32),
       std::make_shared<SumTo>(),
       std::make_shared<Gemm>(0.5, 1.0),
+      std::make_shared<Gemm>(2.0, 0.0, GemmEpilogue{GemmAddend::None, GemmAct::Relu}),
       region,
       std::make_shared<FusedReduce>(region, ReduceKind::Sum, std::vector<int>{0}, DType::Float32),
       std::make_shared<Transfer>(Device::cpu()),
@@ -156,6 +157,8 @@ TEST(MakeOp, RejectsPropsTheKindDoesNotTake) {
   EXPECT_THROW(ops::make_op(OpKind::Join, {{"axis", "x"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::Dot, {{"axis", "1"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::Gemm, {{"alpha", "1"}}), ValueError);
+  // No addend: nothing for beta to scale.
+  EXPECT_THROW(ops::make_op(OpKind::Gemm, {{"alpha", "1"}, {"beta", "1"}, {"bias", "none"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::BroadcastTo, {{"shape", "(2, x)"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::Subtensor, {{"", "1:$a"}}), ValueError);
   EXPECT_THROW(ops::make_op(OpKind::IncSubtensor, {{"", "1:2"}, {"", "add"}}), ValueError);

@@ -12,6 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
 namespace theon {
 namespace {
 
@@ -65,9 +69,83 @@ TEST(GemmEpilogue, DoesNotFoldWhenThePreActivationHasAnotherClient) {
   // z feeds an exp too.
   p = expect_same({x, w, b}, {tensor::relu(z) + tensor::exp(z)}, vals);
   EXPECT_EQ(count(p, "act=relu"), 0u) << p;
-  // A plain product with relu and no add is not a Gemm at all.
-  p = expect_same({x, w}, {tensor::relu(tensor::dot(x, w))}, {vals[0], vals[1]});
+  // A plain product feeding relu and another client stays a Dot.
+  Var d = tensor::dot(x, w);
+  p = expect_same({x, w}, {tensor::relu(d), d}, {vals[0], vals[1]});
   EXPECT_EQ(count(p, "Gemm"), 0u) << p;
+}
+
+// Random values of dtype t: N(0, 1) for floats, integers in [-4, 4] otherwise.
+Array random(const Shape& shape, uint64_t seed, DType t) {
+  if (is_float(t)) return Array::randn(shape, seed, t);
+  std::vector<int32_t> v;
+  for (double x : Array::randn(shape, seed, DType::Float64).to_vector<double>())
+    v.push_back(static_cast<int32_t>(std::lround(std::clamp(2 * x, -4.0, 4.0))));
+  return Array::from_vector(v, shape).astype(t);
+}
+
+TEST(GemmEpilogue, ReluOfAPlainProductIsAGemmWithoutAddend) {
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32}) {
+    Var x = tensor::matrix("x", t), w = tensor::matrix("w", t);
+    // Sizes through the skinny kernel (n <= 16), the reference loop and the BLAS path.
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 10, 5}, {3, 4, 2}, {64, 40, 50}, {1, 1, 1}}) {
+      const std::vector<Array> vals = {random({m, k}, 1, t), random({k, n}, 2, t)};
+      std::string p = expect_same({x, w}, {tensor::relu(tensor::dot(x, w))}, vals);
+      EXPECT_EQ(count(p, "Gemm{alpha=1, beta=0, bias=none, act=relu}"), 1u) << p;
+      EXPECT_EQ(count(p, "Dot"), 0u) << p;
+      EXPECT_EQ(count(p, "Elemwise"), 0u) << p;
+      // maximum(dot, 0) is relu after canonicalize (a float 0 would upcast an integer product).
+      if (!is_float(t)) continue;
+      p = expect_same({x, w}, {tensor::maximum(tensor::dot(x, w), literal(0.0, false))}, vals);
+      EXPECT_EQ(count(p, "bias=none, act=relu"), 1u) << p;
+    }
+  }
+}
+
+TEST(GemmEpilogue, ReluAfterANoAddendGemmWithoutActStaysApart) {
+  // Only make_op / the builder make bias=none with act=none; the relu rules rebuild Gemms
+  // with c, so they leave this one alone (no fold, no crash) and the result is unchanged.
+  Var x = tensor::matrix("x"), w = tensor::matrix("w");
+  Var g(ops::gemm(x.node(), w.node(), 2.0, ops::GemmAct::None));
+  const std::string p = expect_same({x, w}, {tensor::relu(g)}, {Array::randn({30, 10}, 1), Array::randn({10, 5}, 2)});
+  EXPECT_EQ(count(p, "bias=none}"), 1u) << p;
+  EXPECT_EQ(count(p, "relu"), 1u) << p;
+}
+
+TEST(GemmEpilogue, NoAddendReluKeepsNaN) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 10, 5}, {64, 40, 50}, {3, 2, 2}}) {
+      Var x = tensor::matrix("x", t), w = tensor::matrix("w", t);
+      std::vector<double> xs = Array::randn({m, k}, 1, DType::Float64).to_vector<double>();
+      xs[k] = std::nan("");  // x[1, 0]: row 1 of the product is NaN, and relu keeps it
+      const Array xv = Array::from_vector(xs, Shape{m, k}).astype(t), wv = Array::randn({k, n}, 2, t);
+      Function f = function({x, w}, {tensor::relu(tensor::dot(x, w))}, {.mode = "fast_run"});
+      EXPECT_EQ(count(debugprint(f), "bias=none, act=relu"), 1u) << debugprint(f);
+      const Array out = f({xv, wv})[0];
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const double v = out.item(i * n + j);
+          if (i == 1) EXPECT_TRUE(std::isnan(v)) << i << "," << j;
+          else EXPECT_TRUE(v >= 0) << i << "," << j << ": " << v;
+        }
+    }
+  }
+}
+
+TEST(GemmEpilogue, NoAddendFoldsInATrainingGraph) {
+  // relu's gradient reads dot(x, w) > 0: the mask rule makes it read relu's output, so the
+  // product has the relu as its only client and folds into the Gemm.
+  const DType t = DType::Float64;
+  Var x = tensor::tensor(t, {200, 10}, "x"), y = tensor::tensor(t, {200, 5}, "y");
+  Var w = tensor::tensor(t, {10, 5}, "w");
+  Var h = tensor::relu(tensor::dot(x, w));
+  Var loss = tensor::sum(tensor::sqr(h - y));
+  std::vector<Var> g = grad(loss, {w});
+  const std::vector<Array> vals = {Array::randn({200, 10}, 3, t), Array::randn({200, 5}, 4, t),
+                                   Array::randn({10, 5}, 1, t)};
+  std::string p = expect_same({x, y, w}, {loss, g[0]}, vals);
+  EXPECT_GE(count(p, "bias=none, act=relu"), 1u) << p;
+  EXPECT_EQ(count(p, "Elemwise{relu}"), 0u) << p;
 }
 
 TEST(GemmEpilogue, FiresInATrainingGraph) {
@@ -104,6 +182,13 @@ TEST(GemmEpilogue, GradientOfTheFusedGemmMatchesFiniteDifferences) {
     verify_grad(fn, {Array::randn({3, 4}, 1, DType::Float64), Array::randn({4, 5}, 2, DType::Float64),
                      Array::randn(cs, 3, DType::Float64)});
   }
+  // No addend: act(alpha * a.b), inputs (a, b).
+  for (GemmAct act : {GemmAct::Relu, GemmAct::None}) {
+    auto fn = [act](const std::vector<Var>& v) { return Var(ops::gemm(v[0].node(), v[1].node(), 1.5, act)); };
+    verify_grad(fn, {Array::randn({3, 4}, 1, DType::Float64), Array::randn({4, 5}, 2, DType::Float64)});
+  }
+  auto relu_dot = [](const std::vector<Var>& v) { return tensor::relu(tensor::dot(v[0], v[1])); };
+  verify_grad(relu_dot, {Array::randn({6, 4}, 7, DType::Float64), Array::randn({4, 3}, 8, DType::Float64)});
   // dot + bias + relu through the user API, on float64.
   auto dense = [](const std::vector<Var>& v) { return tensor::relu(tensor::dot(v[0], v[1]) + v[2]); };
   verify_grad(dense, {Array::randn({6, 4}, 4, DType::Float64), Array::randn({4, 3}, 5, DType::Float64),
@@ -141,6 +226,27 @@ TEST(GemmEpilogue, BuilderAndPropsCheckTheEpilogue) {
   EXPECT_EQ(p[2], (std::pair<std::string, std::string>{"bias", "row"}));
   EXPECT_EQ(p[3], (std::pair<std::string, std::string>{"act", "relu"}));
   EXPECT_EQ(plain.props().size(), 2u);
+  // No addend: its own prop value, not equal to any addend's; built without c, beta 0.
+  const ops::Gemm none(1, 0, {GemmAddend::None, GemmAct::Relu});
+  EXPECT_FALSE(none.equals(ops::Gemm(1, 0, {GemmAddend::Row, GemmAct::Relu})));
+  EXPECT_TRUE(none.equals(ops::Gemm(1, 0, {GemmAddend::None, GemmAct::Relu})));
+  EXPECT_NE(none.hash(), ops::Gemm(1, 0, {GemmAddend::Matrix, GemmAct::Relu}).hash());
+  EXPECT_EQ(none.props()[2], (std::pair<std::string, std::string>{"bias", "none"}));
+  EXPECT_THROW(ops::gemm(c.node(), a.node(), b.node(), 1, 0, {GemmAddend::None, GemmAct::Relu}), TypeError);
+  EXPECT_THROW(ops::gemm(v.node(), b.node(), 1, GemmAct::Relu), TypeError);  // a must be a matrix
+  EXPECT_THROW(ops::gemm(a.node(), tensor::matrix("i", DType::Int32).node(), 1, GemmAct::Relu), TypeError);
+  Var a3 = tensor::tensor(DType::Float32, {-1, 3}, "a3"), b45 = tensor::tensor(DType::Float32, {4, 5}, "b45");
+  EXPECT_THROW(ops::gemm(a3.node(), b45.node(), 1, GemmAct::Relu), ShapeError);  // inner 3 vs 4
+  // Run time: the inner dimensions name both operands.
+  Function g = function({a, b}, {Var(ops::gemm(a.node(), b.node(), 1, GemmAct::Relu))}, {.mode = "none"});
+  try {
+    g({Array::randn({2, 3}, 1, DType::Float32), Array::randn({4, 4}, 2, DType::Float32)});
+    ADD_FAILURE() << "no error";
+  } catch (const ShapeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a has shape (2, 3)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("b has shape (4, 4)"), std::string::npos) << msg;
+  }
 }
 
 TEST(GemmEpilogue, IsANamedPassThatCanBeExcluded) {

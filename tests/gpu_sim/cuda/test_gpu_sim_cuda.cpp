@@ -2,6 +2,7 @@
 // are linked directly; each mode is read once per process, so the tests of a mode run this
 // binary again as a child (SimChild.DISABLED_*, with the mode's environment) and judge what
 // it printed or how it died.
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
@@ -139,7 +140,7 @@ TEST(GpuSimCuda, TheStandInsAreLoaded) {
   EXPECT_NE(std::string(theon_gpu_sim_marker()).find("theon gpu_sim"), std::string::npos);
   const std::string lib_dir = real(dir_of(THEON_GPU_SIM_CUDART));
   for (void* sym : {reinterpret_cast<void*>(&cudaMalloc), reinterpret_cast<void*>(&cublasCreate_v2),
-                    reinterpret_cast<void*>(&nvrtcVersion)}) {
+                    reinterpret_cast<void*>(&cublasLtCreate), reinterpret_cast<void*>(&nvrtcVersion)}) {
     Dl_info info{};
     ASSERT_TRUE(dladdr(sym, &info));
     EXPECT_EQ(real(dir_of(info.dli_fname)), lib_dir) << info.dli_fname;
@@ -172,7 +173,7 @@ std::set<std::string> nm_symbols(const std::string& lib, const char* which) {
 TEST(GpuSimCuda, DefinesEveryCudaFunctionTheBackendImports) {
   ASSERT_TRUE(std::string(THEON_NM).find('/') != std::string::npos) << "nm was not found at configure time";
   std::set<std::string> defined;
-  for (const char* lib : {THEON_GPU_SIM_CUDART, THEON_GPU_SIM_CUBLAS, THEON_GPU_SIM_NVRTC})
+  for (const char* lib : {THEON_GPU_SIM_CUDART, THEON_GPU_SIM_CUBLAS, THEON_GPU_SIM_CUBLASLT, THEON_GPU_SIM_NVRTC})
     for (auto& s : nm_symbols(lib, "--defined-only")) defined.insert(s);
   std::string missing;
   int imports = 0;
@@ -186,6 +187,7 @@ TEST(GpuSimCuda, DefinesEveryCudaFunctionTheBackendImports) {
                             "version); add them to tests/gpu_sim/cuda:"
                          << missing;
   EXPECT_TRUE(defined.count("cudaMalloc@libcudart.so.13"));
+  EXPECT_TRUE(defined.count("cublasLtMatmul@libcublasLt.so.13"));
   EXPECT_TRUE(defined.count("theon_gpu_sim_marker@libcudart.so.13"));
 }
 
@@ -638,6 +640,111 @@ TEST_F(GpuSimCublas, ModesAndWorkspace) {
   EXPECT_EQ(got, s);
   EXPECT_EQ(cublasSetMathMode(reinterpret_cast<cublasHandle_t>(&got), CUBLAS_DEFAULT_MATH),
             CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+// ---------------------------------------------------------------- cuBLASLt
+// The stand-in's contract: column-major layouts, the bias one element per row of D, relu as
+// max(x, 0) (NaN -> 0, as documented), the algo from the heuristic, refusals for what it
+// does not simulate.
+struct GpuSimCublasLt : GpuSimCublas {
+  cublasLtHandle_t lt = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  std::vector<cublasLtMatrixLayout_t> layouts;
+  void SetUp() override {
+    GpuSimCublas::SetUp();
+    ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_64F, CUDA_R_64F), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cublasLtMatmulPreferenceCreate(&pref), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    for (auto l : layouts) cublasLtMatrixLayoutDestroy(l);
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatmulDescDestroy(desc);
+    cublasLtDestroy(lt);
+    GpuSimCublas::TearDown();
+  }
+  cublasLtMatrixLayout_t layout(uint64_t rows, uint64_t cols, int64_t ld, cudaDataType t = CUDA_R_64F) {
+    cublasLtMatrixLayout_t l = nullptr;
+    EXPECT_EQ(cublasLtMatrixLayoutCreate(&l, t, rows, cols, ld), CUBLAS_STATUS_SUCCESS);
+    layouts.push_back(l);
+    return l;
+  }
+  template <class V>
+  cublasStatus_t set(cublasLtMatmulDescAttributes_t a, V v) {
+    return cublasLtMatmulDescSetAttribute(desc, a, &v, sizeof v);
+  }
+};
+
+TEST_F(GpuSimCublasLt, BiasIsPerRowOfDAndReluDropsNaN) {
+  // D (2x3) = A (2x2, the identity) . B (2x3) + bias (2: one per row of D), column-major.
+  const std::vector<double> A = {1, 0, 0, 1}, B = {1, -5, std::nan(""), 2, 3, -4}, bias = {10, 1};
+  double* dA = upload(A);
+  double* dB = upload(B);
+  double* dbias = upload(bias);
+  double* dD = upload(std::vector<double>(6, 0));
+  auto a = layout(2, 2, 2), b = layout(2, 3, 2), d = layout(2, 3, 2);
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS)), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(dbias)), CUBLAS_STATUS_SUCCESS);
+  cublasLtMatmulHeuristicResult_t r{};
+  int n = 0;
+  ASSERT_EQ(cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1, &r, &n), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(n, 1);
+  const double one = 1, zero = 0;
+  ASSERT_EQ(cublasLtMatmul(lt, desc, &one, dA, a, dB, b, &zero, dD, d, dD, d, &r.algo, nullptr, 0, nullptr),
+            CUBLAS_STATUS_SUCCESS);
+  std::vector<double> got = download(dD, 6);
+  EXPECT_EQ(got[0], 11);
+  EXPECT_EQ(got[1], -4);
+  EXPECT_TRUE(std::isnan(got[2]));  // column 1 of B holds a NaN: 0 * NaN makes all of D's column 1 NaN
+  EXPECT_TRUE(std::isnan(got[3]));
+  EXPECT_EQ(got[4], 13);
+  EXPECT_EQ(got[5], -3);
+  // RELU_BIAS: max(x, 0), the NaN becomes 0 (why Theon's relu, which keeps NaN, is not Lt's).
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_RELU_BIAS)), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasLtMatmul(lt, desc, &one, dA, a, dB, b, &zero, dD, d, dD, d, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(download(dD, 6), (std::vector<double>{11, 0, 0, 0, 13, 0}));
+}
+
+TEST_F(GpuSimCublasLt, TheContractIsEnforced) {
+  double* d4 = upload(std::vector<double>(16, 1));
+  const double one = 1, zero = 0;
+  auto a = layout(4, 4, 4), bad_ld = layout(4, 4, 3), f32 = layout(4, 4, 4, CUDA_R_32F), wide = layout(4, 5, 4);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, bad_ld, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);  // ld 3 < rows 4
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, f32, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_NOT_SUPPORTED);  // mixed types
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, wide, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);  // D's shape does not chain
+  std::vector<double> host(16);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, host.data(), a, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);  // A in host memory
+  cublasLtMatmulAlgo_t forged{};
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, a, &forged, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);  // an algo the heuristic did not return
+  // A bias epilogue without its pointer, a bias in host memory, an epilogue not simulated.
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS)), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(host.data())), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);
+  ASSERT_EQ(set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_GELU)), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasLtMatmul(lt, desc, &one, d4, a, d4, a, &zero, d4, a, d4, a, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_NOT_SUPPORTED);
+  // Attributes: the exact size, and only those simulated.
+  uint32_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  EXPECT_EQ(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, 2), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(1)), CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(set(CUBLASLT_MATMUL_DESC_POINTER_MODE, int32_t(CUBLASLT_POINTER_MODE_DEVICE)), CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(d4), desc, &one, d4, a, d4, a, &zero, d4, a, d4, a,
+                           nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_NOT_INITIALIZED);
+  EXPECT_NE(std::string(cublasLtGetStatusString(CUBLAS_STATUS_NOT_SUPPORTED)).find("does not simulate"),
+            std::string::npos);
 }
 
 // ---------------------------------------------------------------- NVRTC

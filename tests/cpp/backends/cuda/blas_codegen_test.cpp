@@ -73,6 +73,10 @@ Probe gemm_probe(DType t, Array c, Array a, Array b, double alpha = 1, double be
   return {ops::gemm(input(t, c.ndim()), input(t, 2), input(t, 2), alpha, beta, epi),
           {std::move(c), std::move(a), std::move(b)}};
 }
+// A Gemm without an addend (relu(dot(a, b)): inputs (a, b)).
+Probe gemm_no_addend_probe(DType t, Array a, Array b, ops::GemmAct act, double alpha = 1) {
+  return {ops::gemm(input(t, 2), input(t, 2), alpha, act), {std::move(a), std::move(b)}};
+}
 const ops::GemmEpilogue kRowBias = {ops::GemmAddend::Row, ops::GemmAct::None};
 const ops::GemmEpilogue kRowBiasRelu = {ops::GemmAddend::Row, ops::GemmAct::Relu};
 
@@ -150,7 +154,9 @@ TEST(BlasCudaCodegen, GemmPathsFollowTheBroadcastAndScalars) {
             (std::set<std::string>{"gemm_epilogue_f32"}));
   EXPECT_EQ(names(gemm_probe(t, placeholder(t, {6, 7}), a, b, 2.0, 0.0).sources()),
             (std::set<std::string>{"gemm_epilogue_f32"}));
-  // A row bias vector without relu: viewed as a (1, n) matrix, the same broadcast copy.
+  // A row bias vector without relu: one cuBLASLt matmul with its bias epilogue, no kernel;
+  // the broadcast copy (of the vector viewed as a (1, n) matrix) stays listed for the cuBLAS
+  // path that runs when cuBLASLt offers no algorithm.
   EXPECT_EQ(names(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBias).sources()),
             copy_of(placeholder(t, {1, 7}, {0, 1}), {6, 7}));
   // With relu: cuBLAS into a temporary, then the epilogue kernel (bias + relu) in one pass.
@@ -160,6 +166,19 @@ TEST(BlasCudaCodegen, GemmPathsFollowTheBroadcastAndScalars) {
             (std::set<std::string>{"gemm_epilogue_f32"}));
   // The epilogue never makes placement fall back.
   EXPECT_TRUE(backend().supports(gemm_probe(t, placeholder(t, {7}), a, b, 1, 1, kRowBiasRelu).node()).ok);
+  // No addend: relu needs the epilogue kernel (reading no c); without relu cuBLAS writes
+  // alpha * a.b into the output (no kernels), unless alpha is 0 or k is.
+  EXPECT_EQ(names(gemm_no_addend_probe(t, a, b, ops::GemmAct::Relu).sources()), (std::set<std::string>{"gemm_epilogue_f32"}));
+  EXPECT_TRUE(gemm_no_addend_probe(t, a, b, ops::GemmAct::None, 2.0).sources().empty());
+  EXPECT_EQ(names(gemm_no_addend_probe(t, a, b, ops::GemmAct::None, 0.0).sources()),
+            (std::set<std::string>{"gemm_epilogue_f32"}));
+  EXPECT_EQ(names(gemm_no_addend_probe(t, placeholder(t, {6, 0}), placeholder(t, {0, 7}), ops::GemmAct::None).sources()),
+            (std::set<std::string>{"gemm_epilogue_f32"}));
+  EXPECT_TRUE(backend().supports(gemm_no_addend_probe(t, a, b, ops::GemmAct::Relu).node()).ok);
+  EXPECT_EQ(names(gemm_no_addend_probe(DType::Int32, placeholder(DType::Int32, {6, 5}), placeholder(DType::Int32, {5, 7}),
+                                       ops::GemmAct::Relu)
+                      .sources()),
+            (std::set<std::string>{"imatmul_i32"}));
   // Integers: the tiled kernel with its epilogue, whatever the layout.
   EXPECT_EQ(names(gemm_probe(DType::Int64, placeholder(DType::Int64, {1, 7}), placeholder(DType::Int64, {6, 5}),
                              placeholder(DType::Int64, {5, 7}, {1, 5}))
@@ -205,6 +224,7 @@ TEST(BlasCudaCodegen, EverySourceCompilesForSm90) {
     add(gemm_probe(t, placeholder(t, {1, 7}), placeholder(t, {6, 5}), placeholder(t, {5, 7})).sources());
     add(gemm_probe(t, placeholder(t, {6, 7}), placeholder(t, {1, 5}), placeholder(t, {5, 7})).sources());
     add(gemm_probe(t, placeholder(t, {7}), placeholder(t, {6, 5}), placeholder(t, {5, 7}), 1, 1, kRowBiasRelu).sources());
+    add(gemm_no_addend_probe(t, placeholder(t, {6, 5}), placeholder(t, {5, 7}), ops::GemmAct::Relu).sources());
   }
   for (DType t : kInts) {
     add(dot_probe(t, placeholder(t, {6, 5}), placeholder(t, {5, 7})).sources());

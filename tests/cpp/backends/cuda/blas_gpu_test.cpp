@@ -10,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace theon {
@@ -212,6 +215,121 @@ TEST_F(BlasGpu, GemmEpiloguesBiasAndRelu) {
   Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w"), bvec = var_of(t, 1, "b");
   compare({x, w, bvec}, tensor::relu(tensor::dot(x, w) + bvec), {big_ints({70, 33}, t, 40), big_ints({33, 13}, t, 41),
                                                                   big_ints({13}, t, 42)}, "Gemm");
+}
+
+// relu(dot(x, w)): a Gemm without an addend (bias=none) on the device, never falling back:
+// the epilogue kernel with no c, size-1 and size-0 dims, k == 0, transposed operands, a NaN
+// kept by the relu, and the integer kernel.
+TEST_F(BlasGpu, GemmWithoutAddendIsReluOfTheProduct) {
+  auto expect_no_addend = [](const std::vector<Var>& ins, const Var& out) {
+    Function f = compile_on("cuda", ins, {out});
+    bool found = false;
+    for (const NodeInfo& n : f.nodes()) found = found || n.op.find("bias=none, act=relu") != std::string::npos;
+    EXPECT_TRUE(found) << f.explain();
+  };
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const double tol = t == DType::Float32 ? 1e-4 : 1e-12;
+    Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w");
+    const Var y = tensor::relu(tensor::dot(x, w));
+    expect_no_addend({x, w}, y);
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{33, 20, 17}, {1, 1, 1}, {1, 20, 17}, {33, 20, 1},
+                           {0, 20, 17}, {33, 0, 17}, {129, 64, 70}})
+      compare({x, w}, y, {uniform({m, k}, t, 51), uniform({k, n}, t, 52)}, "Gemm", tol, tol);
+    compare({x, w}, tensor::relu(tensor::dot(x.T(), w)), {uniform({20, 33}, t, 53), uniform({20, 17}, t, 54)}, "Gemm",
+            tol, tol);
+    compare({x, w}, tensor::maximum(tensor::dot(x, w), literal(0.0, false)), {uniform({33, 20}, t, 55),
+            uniform({20, 17}, t, 56)}, "Gemm", tol, tol);
+    // A NaN in row 2 of x: row 2 of the output stays NaN (allclose compares NaN as equal),
+    // and it is NaN on the device itself.
+    std::vector<double> xs = uniform({33, 20}, DType::Float64, 57).to_vector<double>();
+    xs[2 * 20 + 3] = std::nan("");
+    const Array xn = Array::from_vector<double>(xs, {33, 20}).astype(t);
+    compare({x, w}, y, {xn, uniform({20, 17}, t, 58)}, "Gemm", tol, tol);
+    Function gpu = compile_on("cuda", {x, w}, {y});
+    const Array got = gpu({xn, uniform({20, 17}, t, 58)})[0].to_host();
+    for (int64_t j = 0; j < 17; ++j) EXPECT_TRUE(std::isnan(got.item(2 * 17 + j))) << j;
+    for (int64_t j = 0; j < 17; ++j) EXPECT_GE(got.item(17 + j), 0.0) << j;
+  }
+  const DType t = DType::Int32;
+  Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w");
+  expect_no_addend({x, w}, tensor::relu(tensor::dot(x, w)));
+  compare({x, w}, tensor::relu(tensor::dot(x, w)), {big_ints({70, 33}, t, 59), big_ints({33, 13}, t, 60)}, "Gemm");
+  compare({x, w}, tensor::relu(tensor::dot(x, w)), {big_ints({1, 1}, t, 61), big_ints({1, 1}, t, 62)}, "Gemm");
+}
+
+// cuBLASLt matmuls so far on the simulated device (its stand-in counts them), -1 on a real
+// one (its libcublasLt has no such count).
+long long lt_matmuls() {
+  void* lib = dlopen("libcublasLt.so.13", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return -1;
+  auto* count = reinterpret_cast<long long (*)()>(dlsym(lib, "theon_gpu_sim_cublaslt_matmuls"));
+  dlclose(lib);
+  return count ? count() : -1;
+}
+
+// A row bias without relu (beta 1) is one cuBLASLt matmul with the bias epilogue (cuBLASLt's
+// bias is one element per row of its column-major D = per column of Theon's row-major
+// output); relu, a col bias, a scaled or strided bias take the cuBLAS + copy / NVRTC paths.
+// Every case against the CPU, with size-1 dims and a NaN. On the simulator the count of Lt
+// matmuls shows which path ran.
+TEST_F(BlasGpu, GemmRowBiasRunsAsOneCublasLtMatmul) {
+  const bool sim = lt_matmuls() >= 0;
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const double tol = t == DType::Float32 ? 1e-4 : 1e-12;
+    Var x = var_of(t, 2, "x"), w = var_of(t, 2, "w"), bvec = var_of(t, 1, "b");
+    // expect_lt: whether the Gemm should have run through cuBLASLt.
+    auto check = [&](const Var& y, const std::vector<Array>& vals, bool expect_lt) {
+      const long long before = lt_matmuls();
+      compare({x, w, bvec}, y, vals, "Gemm", tol, tol);
+      if (sim) {
+        EXPECT_EQ(lt_matmuls() > before, expect_lt) << "cuBLASLt " << (expect_lt ? "not used" : "used");
+      }
+    };
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{33, 20, 17}, {1, 1, 1}, {1, 20, 17}, {33, 20, 1},
+                           {33, 1, 17}, {130, 70, 65}}) {
+      const std::vector<Array> vals = {uniform({m, k}, t, 71), uniform({k, n}, t, 72), uniform({n}, t, 73)};
+      check(tensor::dot(x, w) + bvec, vals, true);
+      check(tensor::dot(x, w) - bvec, vals, false);                // beta -1: Lt's bias is unscaled
+      check(tensor::relu(tensor::dot(x, w) + bvec), vals, false);  // relu keeps NaN: NVRTC
+      check(2.0 * tensor::dot(x, w) + bvec, vals, true);           // alpha is Lt's
+    }
+    // Transposed operands (Lt's ops), a col bias, a NaN in the bias and in x.
+    check(tensor::dot(x.T(), w.T()) + bvec, {uniform({20, 33}, t, 74), uniform({17, 20}, t, 75), uniform({17}, t, 76)},
+          true);
+    check(tensor::dot(x, w) + bvec.dimshuffle({0, -1}),
+          {uniform({33, 20}, t, 77), uniform({20, 17}, t, 78), uniform({33}, t, 79)}, false);
+    std::vector<double> bs = uniform({17}, DType::Float64, 80).to_vector<double>();
+    bs[4] = std::nan("");
+    std::vector<double> xs = uniform({33, 20}, DType::Float64, 81).to_vector<double>();
+    xs[5 * 20 + 2] = std::nan("");
+    const std::vector<Array> nan_vals = {Array::from_vector<double>(xs, {33, 20}).astype(t), uniform({20, 17}, t, 82),
+                                         Array::from_vector<double>(bs, {17}).astype(t)};
+    check(tensor::dot(x, w) + bvec, nan_vals, true);
+    check(tensor::relu(tensor::dot(x, w) + bvec), nan_vals, false);
+    Function gpu = compile_on("cuda", {x, w, bvec}, {tensor::dot(x, w) + bvec});
+    const Array got = gpu(nan_vals)[0].to_host();
+    for (int64_t i = 0; i < 33; ++i) EXPECT_TRUE(std::isnan(got.item(i * 17 + 4))) << i;  // the NaN bias column
+    for (int64_t j = 0; j < 17; ++j) EXPECT_TRUE(std::isnan(got.item(5 * 17 + j))) << j;  // the NaN row of x
+    // A strided bias (every other element of a longer vector) is not packed: the copy path.
+    Var bl = var_of(t, 1, "bl");
+    const long long before = lt_matmuls();
+    compare({x, w, bl}, tensor::dot(x, w) + bl[{Slice(0, 34, 2)}],
+            {uniform({33, 20}, t, 83), uniform({20, 17}, t, 84), uniform({34}, t, 85)}, "Gemm", tol, tol);
+    if (sim) {
+      EXPECT_EQ(lt_matmuls(), before);
+    }
+    // When cuBLASLt's heuristic finds no algorithm the cuBLAS + copy path gives the same
+    // result (the simulator's SIM_CUBLASLT_NO_ALGO; a no-op on a real device).
+    if (sim) {
+      setenv("SIM_CUBLASLT_NO_ALGO", "1", 1);
+      const long long start = lt_matmuls();
+      compare({x, w, bvec}, tensor::dot(x, w) + bvec, nan_vals, "Gemm", tol, tol);
+      EXPECT_EQ(lt_matmuls(), start);
+      unsetenv("SIM_CUBLASLT_NO_ALGO");
+    }
+  }
 }
 
 // float32 stays IEEE FP32 unless allow_tf32. On a k = 1024 product of values in (-1, 1)
