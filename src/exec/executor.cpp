@@ -206,9 +206,18 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
     try {
       std::vector<Shape> shapes = node.op().infer_shape(node, ins);
       overwritten.clear();
+      size_t handed_over = 0;
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (th.output_is_view[o]) continue;
         const DType dtype = node.output_raw(static_cast<int>(o))->type.dtype;
+        // The op is the identity when this input already has the output's shape (SumTo of
+        // a gradient that broadcast nothing): the output is that array, no copy.
+        if (const int i = o < th.pass_through.size() ? th.pass_through[o] : -1;
+            i >= 0 && ins[i].defined() && ins[i].dtype() == dtype && ins[i].shape() == shapes[o]) {
+          outs[o] = ins[i];
+          ++handed_over;
+          continue;
+        }
         if (const int i = o < th.destroy.size() ? th.destroy[o] : -1; i >= 0) {
           // Every output must have the destroyed input's shape: a kernel running outputs of
           // different shapes in separate passes could read the input after overwriting it.
@@ -227,7 +236,7 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
       }
       if (watcher) watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
       if (hook) hook->before(t, node, ins);
-      th.kernel->run(th.plan.get(), node, ins, outs);
+      if (handed_over < th.outputs.size()) th.kernel->run(th.plan.get(), node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       if (watcher) report_thunk_end(*watcher, th, t, ins, outs);
       if (hook) hook->after(t, node, ins, outs);
