@@ -36,6 +36,10 @@ struct Thunk {
   /// re-checks at run time (buffer made by this call, not shared, same shape and dtype,
   /// contiguous) and allocates otherwise.
   std::vector<int> destroy;
+  /// Per output: the input position it is whenever their run-time shapes agree (the op's
+  /// pass_through_map), else -1. The executor then hands that input over (no buffer, and no
+  /// kernel run when every output is handed over).
+  std::vector<int> pass_through;
 };
 
 struct Program {

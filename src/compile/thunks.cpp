@@ -85,9 +85,13 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.kernel_name = t.kernel->name();
     for (auto& in : node->inputs()) t.inputs.push_back(slot_of(in));
     auto views = node->op().view_map();
+    auto through = node->op().pass_through_map();
     for (int i = 0; i < node->num_outputs(); ++i) {
       t.outputs.push_back(slot_of(node->output(i)));
       t.output_is_view.push_back(views.count(i) > 0);
+      auto it = through.find(i);
+      const bool valid = it != through.end() && it->second >= 0 && it->second < static_cast<int>(node->inputs().size());
+      t.pass_through.push_back(valid && views.count(i) == 0 ? it->second : -1);
     }
     if (where.fallback) {
       ++prog.num_fallbacks;
@@ -148,7 +152,9 @@ void prepare_kernels(Program& prog, const std::vector<Shape>& input_shapes, bool
   std::vector<size_t> device_thunks;
   for (size_t k = 0; k < prog.thunks.size(); ++k) {
     Thunk& t = prog.thunks[k];
-    for (size_t o = 0; o < t.outputs.size(); ++o) view_output[t.node->output_raw(static_cast<int>(o))] = t.output_is_view[o];
+    // A handed-over input keeps its own layout (possibly strided): not known either.
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      view_output[t.node->output_raw(static_cast<int>(o))] = t.output_is_view[o] || t.pass_through[o] >= 0;
     if (!plan_only) batches[t.backend].push_back(t.node.get());  // plan-only lowering compiles nothing
     if (t.dev.is_cpu() || t.is_transfer) continue;  // prepared after their batch, below
     if (plan_only) {

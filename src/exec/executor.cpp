@@ -252,9 +252,22 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
     try {
       std::vector<Shape> shapes = node.op().infer_shape(node, ins);
       overwritten.clear();
+      // The op is the identity when its pass-through inputs already have the outputs' shapes
+      // (SumTo of a gradient that broadcast nothing): every output is that input's array, no
+      // copy and no kernel. All outputs or none: a kernel never sees a handed-over output.
+      bool handed_over = !th.pass_through.empty();
+      for (size_t o = 0; o < th.outputs.size() && handed_over; ++o) {
+        const int i = o < th.pass_through.size() ? th.pass_through[o] : -1;
+        handed_over = i >= 0 && ins[i].defined() && ins[i].dtype() == node.output_raw(static_cast<int>(o))->type.dtype &&
+                      ins[i].shape() == shapes[o];
+      }
       for (size_t o = 0; o < th.outputs.size(); ++o) {
         if (th.output_is_view[o]) continue;
         const DType dtype = node.output_raw(static_cast<int>(o))->type.dtype;
+        if (handed_over) {
+          outs[o] = ins[th.pass_through[o]];
+          continue;
+        }
         if (const int i = o < th.destroy.size() ? th.destroy[o] : -1; i >= 0) {
           // Every output must have the destroyed input's shape: a kernel running outputs of
           // different shapes in separate passes could read the input after overwriting it.
@@ -273,7 +286,7 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
       }
       if (watcher) watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
       if (hook) hook->before(t, node, ins);
-      th.kernel->run(th.plan.get(), node, ins, outs);
+      if (!handed_over) th.kernel->run(th.plan.get(), node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       if (watcher) report_thunk_end(*watcher, th, t, ins, outs);
       if (hook) hook->after(t, node, ins, outs);

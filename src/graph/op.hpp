@@ -67,6 +67,12 @@ class Op {
   virtual std::map<int, int> view_map() const { return {}; }
   /// Output index -> the input index it overwrites (inplace variants).
   virtual std::map<int, int> destroy_map() const { return {}; }
+  /// Output index -> the input index the output IS whenever the two have the same run-time
+  /// shape (the op is the identity there: SumTo of a gradient that broadcast nothing). The
+  /// executor then hands that input's array over and runs no kernel (when every output of the
+  /// node can be handed over so; otherwise each output is a new array and the kernel runs as
+  /// usual). Alias analysis (inplace) treats such an output as a view.
+  virtual std::map<int, int> pass_through_map() const { return {}; }
   /// The variant of this op whose output `output` overwrites input `input` (destroy_map
   /// {output: input}), or null when the op has none (or already destroys an input). The
   /// caller (the inplace pass) has checked that the input has the output's exact type and

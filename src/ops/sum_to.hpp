@@ -13,6 +13,8 @@ class SumTo final : public graph::Op {
   graph::OpKind kind() const override { return kKind; }
   std::vector<Shape> infer_shape(const graph::Apply& node, const std::vector<Array>& inputs) const override;
   std::vector<graph::VarPtr> L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const override;
+  /// A gradient that already has `like`'s shape is the output itself: no copy, no kernel.
+  std::map<int, int> pass_through_map() const override { return {{0, 0}}; }
 };
 
 /// `g` summed to the run-time shape of `like` (same rank). A no-op when `g` is already

@@ -889,6 +889,10 @@ std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_
       name = "s" + std::to_string(sl);
     }
     base[v] = name;
+    // A bool block is stored as unsigned char (0 or 1) and read back through a cast: GCC has
+    // no vector type for bool loads, so a loop reading a bool block (the mask of relu's
+    // gradient, switch(x > 0, g, 0)) ran one element and one branch at a time.
+    const bool byte_block = in.dtype == DType::Bool && direct_out[v] < 0;
     const char* helper = vector_helper(in.op);
     const bool float_t = in.dtype == DType::Float32 || in.dtype == DType::Float64;
     bool args_arrays = true;
@@ -900,9 +904,11 @@ std::string kernel_text(const Composite& op, int rank, const std::vector<uint32_
     } else {
       body << "    for (int64_t i = 0; i < len; ++i) " << name << "[i] = " << call() << ";\n";
     }
-    ref[v] = name + "[i]";
+    ref[v] = byte_block ? "static_cast<bool>(" + name + "[i])" : name + "[i]";
   }
-  for (size_t z = 0; z < slots.size(); ++z) s << "    alignas(64) " << slots[z].first << " s" << z << "[B];\n";
+  for (size_t z = 0; z < slots.size(); ++z)
+    s << "    alignas(64) " << (slots[z].first == "bool" ? std::string("unsigned char") : slots[z].first) << " s" << z
+      << "[B];\n";
   s << body.str();
   for (int k = 0; k < no; ++k) {
     const int v = op.outputs()[k];

@@ -115,6 +115,8 @@ void sum_to_loop(const Apply& node, const std::vector<Array>& inputs, std::vecto
       T* a = o + loop.offsets()[1];
       if constexpr (std::is_same_v<T, bool>) {
         for (int64_t i = 0; i < n; ++i) a[i * os] = a[i * os] || p[i * is];
+      } else if (is == 1 && os == 1) {  // a row added into the sums (a bias's gradient): vectorised
+        for (int64_t i = 0; i < n; ++i) a[i] += p[i];
       } else {
         for (int64_t i = 0; i < n; ++i) a[i * os] += p[i * is];
       }

@@ -17,6 +17,7 @@
 //   dimshuffle(dimshuffle(x))                  -> one dimshuffle, or x when it is the identity
 //   reshape(reshape(x, s1), s2)                -> reshape(x, s2)  (also through a flatten)
 //   sum(broadcast_to(s, shape)) over all axes  -> s * size(shape) (s a 0-d variable)
+//   sum_to(g, like)                            -> g     (static shapes equal, every dim known)
 #include "graph/op.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -182,6 +183,19 @@ VarPtr sum_of_broadcast(FunctionGraph&, Apply& node) {
   return same_type(ops::elemwise(ScalarOpId::Mul, {s, ops::literal(static_cast<double>(n), false)}), out);
 }
 
+/// sum_to(g, like) -> g when the static types prove g already has like's shape (every dim
+/// known and equal on both sides): nothing broadcast, nothing to sum. An unknown dim is left to
+/// run time, where the executor hands g over without a copy (SumTo's pass_through_map) and
+/// SumTo still checks the shapes.
+VarPtr sum_to_same_shape(FunctionGraph&, Apply& node) {
+  const VarPtr& g = node.input(0);
+  const graph::TensorType &gt = g->type, &like = node.input(1)->type;
+  if (gt.ndim() != like.ndim()) return nullptr;
+  for (int d = 0; d < gt.ndim(); ++d)
+    if (gt.dims[d] < 0 || gt.dims[d] != like.dims[d]) return nullptr;
+  return same_type(g, *node.output_raw(0));
+}
+
 const LocalRewriter& canonicalizer() {
   using K = graph::OpKind;
   static const LocalRewriter rewriter(
@@ -201,6 +215,7 @@ const LocalRewriter& canonicalizer() {
           {"dimshuffle_chain", {K::DimShuffle}, on_output0(dimshuffle_chain)},
           {"reshape_chain", {K::Reshape}, on_output0(reshape_chain)},
           {"sum_of_broadcast", {K::Sum}, on_output0(sum_of_broadcast)},
+          {"sum_to_same_shape", {K::SumTo}, on_output0(sum_to_same_shape)},
       },
       kMaxSweeps);
   return rewriter;

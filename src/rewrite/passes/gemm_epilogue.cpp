@@ -3,7 +3,8 @@
 // - gemm(dimshuffle{x,0}(v), a, b) -> gemm with a row bias v (no broadcast matrix node);
 //   dimshuffle{0,x}(v) -> a col bias;
 // - relu(gemm(...)) -> gemm with act=relu, when the Gemm's output feeds nothing else
-//   (maximum(g, 0) is relu after canonicalize);
+//   (maximum(g, 0) is relu after canonicalize) but clients reading only its shape, which are
+//   rebuilt on the new Gemm (relu keeps the shape);
 // - relu(dot(a, b)) of two matrices, the product feeding nothing else -> a Gemm with no
 //   addend (bias=none, inputs (a, b)) and act=relu: specialize only forms Gemms from an add;
 // - in a training graph relu's gradient reads the pre-activation (switch(g > 0, gz, 0)),
@@ -59,17 +60,20 @@ VarPtr bias_vector(graph::FunctionGraph&, Apply& node) {
   return g->type == node.output_raw(0)->type ? g : nullptr;
 }
 
-/// relu(gemm(...)) -> gemm(...) with act=relu, the Gemm's output used only by the relu.
-VarPtr relu_into_gemm(graph::FunctionGraph& fg, Apply& node) {
-  if (!elemwise_is(node, ScalarOpId::Relu)) return nullptr;
+/// relu(gemm(...)) -> gemm(...) with act=relu, the Gemm's output used only by the relu, apart
+/// from clients reading only its shape (a training graph's sum_to(g, like=gemm)): relu keeps
+/// the shape, so those are rebuilt on the new Gemm.
+Replacements relu_into_gemm(graph::FunctionGraph& fg, Apply& node) {
+  if (!elemwise_is(node, ScalarOpId::Relu)) return {};
   const VarPtr& g = node.input(0);
   const ops::Gemm* op = gemm_of(g);
-  if (!op || op->epilogue().act != ops::GemmAct::None || !single_use(fg, g)) return nullptr;
+  std::vector<Apply*> shape_clients;
+  if (!op || op->epilogue().act != ops::GemmAct::None || !single_use(fg, g, node, &shape_clients)) return {};
   ops::GemmEpilogue epi = op->epilogue();
   epi.act = ops::GemmAct::Relu;
   const Apply& gn = *g->owner;
   VarPtr r = ops::gemm(gn.input(0), gn.input(1), gn.input(2), op->alpha(), op->beta(), epi);
-  return r->type == node.output_raw(0)->type ? r : nullptr;
+  return with_shape_clients(node, g, r, shape_clients);
 }
 
 /// The matrix product `v` = dot(a, b) of two matrices, else null.
@@ -110,7 +114,7 @@ const LocalRewriter& rewriter() {
           // {name, the kinds it triggers on, the rewrite}: one row per rewrite
           {"gemm_bias_vector", {K::Gemm}, on_output0(bias_vector)},
           {"gemm_relu_mask_from_output", {K::Elemwise}, on_output0(gemm_relu_mask)},
-          {"gemm_relu_epilogue", {K::Elemwise}, on_output0(relu_into_gemm)},
+          {"gemm_relu_epilogue", {K::Elemwise}, relu_into_gemm},
           {"dot_relu_mask_from_output", {K::Elemwise}, on_output0(dot_relu_mask)},
           {"gemm_relu_of_dot", {K::Elemwise}, on_output0(relu_of_dot)},
       },

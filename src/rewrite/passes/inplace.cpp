@@ -26,6 +26,7 @@
 #include "rewrite/passes/passes.hpp"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace theon::rewrite {
@@ -53,14 +54,20 @@ bool inplace_pass(FunctionGraph& fg) {
   std::unordered_map<const Apply*, size_t> topo;
   for (size_t i = 0; i < nodes.size(); ++i) topo[nodes[i].get()] = i;
 
-  // The memory root of every variable: itself, or (for a view output) its input's root.
+  // The memory root of every variable: itself, or (for a view output, or an output that may
+  // be its input handed over: pass_through_map) its input's root.
   std::unordered_map<const Variable*, const Variable*> root;
   auto root_of = [&](const Variable* v) {
     auto it = root.find(v);
     return it == root.end() ? v : it->second;  // leaves are their own roots
   };
+  auto aliases = [](const Apply& n) {
+    std::map<int, int> views = n.op().view_map();
+    views.merge(n.op().pass_through_map());
+    return views;
+  };
   for (auto& n : nodes) {
-    auto views = n->op().view_map();
+    auto views = aliases(*n);
     for (int o = 0; o < n->num_outputs(); ++o) {
       auto it = views.find(o);
       root[n->output_raw(o)] = it == views.end() ? n->output_raw(o) : root_of(n->input(it->second).get());
@@ -78,7 +85,7 @@ bool inplace_pass(FunctionGraph& fg) {
 
   auto intermediate_root = [&](const Variable* r) {
     if (r->kind != graph::VarKind::Output || !r->owner) return false;  // input, constant, shared
-    return r->owner->op().view_map().count(r->index) == 0;
+    return aliases(*r->owner).count(r->index) == 0;
   };
 
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> pairs;

@@ -5,6 +5,8 @@
 #include "util/dispatch.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 namespace theon::rewrite {
 
@@ -61,6 +63,62 @@ VarPtr relu_mask_from_output(graph::FunctionGraph& fg, Apply& node, const std::f
     return mask->type == node.output_raw(0)->type ? mask : nullptr;
   }
   return nullptr;
+}
+
+/// A client that reads only the shape of its input `idx`: SumTo's `like`, Shape.
+bool shape_only(const Apply& client, int idx) {
+  const graph::OpKind k = client.op().kind();
+  return (k == graph::OpKind::SumTo && idx == 1) || k == graph::OpKind::Shape;
+}
+
+/// Used by `user` only (and not a graph output), apart from clients that read its shape?
+/// Those are returned in `shape_clients`: the fold rebuilds them on the fused value (same
+/// run-time shape). Gradient graphs have them: an add's gradient is sum_to(g, like=operand).
+bool single_use(const graph::FunctionGraph& fg, const VarPtr& v, const Apply& user, std::vector<Apply*>* shape_clients) {
+  if (std::find(fg.outputs().begin(), fg.outputs().end(), v) != fg.outputs().end()) return false;
+  int users = 0;
+  for (const auto& [client, idx] : fg.clients(v.get())) {
+    if (client == &user) {
+      ++users;
+    } else if (shape_clients && client && shape_only(*client, idx)) {
+      if (std::find(shape_clients->begin(), shape_clients->end(), client) == shape_clients->end())
+        shape_clients->push_back(client);
+    } else {
+      return false;
+    }
+  }
+  return users == 1;
+}
+
+/// (old, new) pairs: `node`'s output 0 becomes `fused`, and each shape client of `old` is
+/// rebuilt (same op, same output types) reading `fused` instead; a shape client reading
+/// another one (sum_to(sum_to(g, z), z)) reads that one's rebuilt node.
+Replacements with_shape_clients(Apply& node, const VarPtr& old, const VarPtr& fused,
+                                const std::vector<Apply*>& shape_clients) {
+  if (fused->type != node.output_raw(0)->type) return {};
+  Replacements r = {{node.output(0), fused}};
+  std::map<const Apply*, graph::ApplyPtr> rebuilt;
+  std::function<graph::ApplyPtr(Apply*)> rebuild = [&](Apply* c) -> graph::ApplyPtr {
+    if (auto it = rebuilt.find(c); it != rebuilt.end()) return it->second;
+    std::vector<VarPtr> ins = c->inputs();
+    for (VarPtr& in : ins) {
+      if (in == old) {
+        in = fused;
+      } else if (in->owner && std::find(shape_clients.begin(), shape_clients.end(), in->owner) != shape_clients.end()) {
+        Apply* producer = in->owner;
+        for (int i = 0; i < producer->num_outputs(); ++i)
+          if (producer->output_raw(i) == in.get()) in = rebuild(producer)->output(i);
+      }
+    }
+    std::vector<graph::TensorType> types;
+    for (int i = 0; i < c->num_outputs(); ++i) types.push_back(c->output_raw(i)->type);
+    return rebuilt[c] = Apply::make(c->op_ptr(), ins, types);
+  };
+  for (Apply* c : shape_clients) {
+    const graph::ApplyPtr n = rebuild(c);
+    for (int i = 0; i < c->num_outputs(); ++i) r.emplace_back(c->output(i), n->output(i));
+  }
+  return r;
 }
 
 }  // namespace theon::rewrite

@@ -3,8 +3,10 @@
 #pragma once
 #include "graph/function_graph.hpp"
 #include "ops/scalar/scalar_op_id.hpp"
+#include "rewrite/local_rewrite.hpp"
 
 #include <functional>
+#include <vector>
 
 namespace theon::ops {
 class Elemwise;
@@ -23,6 +25,24 @@ const Array* constant_through(const graph::VarPtr& v);
 
 /// Used by exactly one node of the graph (and not a graph output)?
 bool single_use(const graph::FunctionGraph& fg, const graph::VarPtr& v);
+
+/// A client that reads only the shape of its input `idx`: SumTo's `like`, Shape.
+bool shape_only(const graph::Apply& client, int idx);
+
+/// Used by `user` only (and not a graph output), apart from clients that read its shape?
+/// Those are returned in `shape_clients` (when given; else they count as other uses): a fold
+/// may rebuild them on the fused value when that has the same run-time shape. Gradient graphs
+/// have them: an add's gradient is sum_to(g, like=operand).
+bool single_use(const graph::FunctionGraph& fg, const graph::VarPtr& v, const graph::Apply& user,
+                std::vector<graph::Apply*>* shape_clients);
+
+/// (old, new) pairs: `node`'s output 0 becomes `fused`, and each shape client of `old` is
+/// rebuilt (same op, same output types) reading `fused` instead; a shape client reading
+/// another one (sum_to(sum_to(g, z), z)) reads that one's rebuilt node. Empty when `fused`'s
+/// type is not exactly that of `node`'s output 0. The caller has made sure that `fused` has
+/// `old`'s run-time shape.
+Replacements with_shape_clients(graph::Apply& node, const graph::VarPtr& old, const graph::VarPtr& fused,
+                                const std::vector<graph::Apply*>& shape_clients);
 
 /// Is `v` a non-empty constant (through DimShuffle and Cast) whose elements all equal `value`?
 bool is_constant_all(const graph::VarPtr& v, double value);

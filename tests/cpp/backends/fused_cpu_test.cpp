@@ -332,6 +332,34 @@ TEST(FusedCpu, SourceIsSpecialisedOnPatternNotSize) {
   EXPECT_EQ(s2.find("3000"), std::string::npos);
 }
 
+TEST(FusedCpu, BoolBlocksAreBytesSoMaskLoopsVectorize) {
+  // relu's gradient, switch(x > 0, g, 0): the mask block is kept as unsigned char and read
+  // through a cast (GCC has no vector type for bool loads: the select ran element by element).
+  using ops::ScalarOpId;
+  ops::Composite op({DType::Float32, DType::Float32, DType::Float32},
+                    {{ScalarOpId::Gt, DType::Bool, {0, 1}}, {ScalarOpId::Switch, DType::Float32, {3, 2, 1}}}, {4});
+  const std::string s = backends::cpu::fused_source(op, 1, {0, 0, 1, 0}, {true, true, true, true});
+  EXPECT_NE(s.find("alignas(64) unsigned char s0[B];"), std::string::npos) << s;
+  EXPECT_NE(s.find("static_cast<bool>(s0[i])"), std::string::npos) << s;
+  EXPECT_EQ(s.find("bool s0"), std::string::npos) << s;
+  // The values: NaN and -0 in the mask's operand, through the compiled kernel and mode none.
+  const std::string root = cache_root() + "-mask";
+  CompilerOn on(root);
+  Var x = tensor::vector("x"), g = tensor::vector("g");
+  Var y = tensor::switch_(x > 0.0, g * 1.5, as_var(0.0));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> xv(1000), gv(1000);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = i % 7 == 0 ? nan : i % 5 == 0 ? -0.0f : static_cast<float>(static_cast<int>(i % 11) - 5);
+    gv[i] = static_cast<float>(i) * 0.5f + 1.0f;
+  }
+  const std::vector<Array> vals = {Array::from_vector<float>(xv, Shape{1000}), Array::from_vector<float>(gv, Shape{1000})};
+  Array got = function({x, g}, {y})(vals)[0], want = function({x, g}, {y}, {.mode = "none"})(vals)[0];
+  EXPECT_TRUE(allclose(got, want, 0, 0)) << got << "\n" << want;
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
 // ---- the options come from the kernel's plan (frozen when a function is compiled) ------
 
 // y = x * x + x over float32 vectors, as a Composite node.

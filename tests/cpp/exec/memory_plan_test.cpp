@@ -4,6 +4,7 @@
 #include <theon/theon.hpp>
 
 #include "exec/function_impl.hpp"
+#include "ops/sum_to.hpp"
 
 #include <gtest/gtest.h>
 
@@ -110,6 +111,49 @@ TEST(MemoryPlan, ReportIsPerCallNotCumulative) {
   EXPECT_EQ(f.impl()->memory_report()->peak_bytes, m_small->peak_bytes);
   auto per_program = f.impl()->memory_report({big});
   ASSERT_TRUE(per_program.has_value());
+}
+
+
+// sum_to(g, like) where g already has like's run-time shape (a gradient that broadcast
+// nothing) hands g over: no buffer, no copy, no kernel. Where like has a size-1 dim that g
+// lacks it sums as before; a handed-over value read by an inplace candidate leaves g, still
+// read afterwards, intact; a strided g is handed over as it is.
+TEST(MemoryPlan, SumToHandsItsInputOverWhenTheShapesAgree) {
+  Var x = tensor::matrix("x"), like = tensor::matrix("like");
+  Var e = tensor::exp(x);
+  Var s = Var(ops::sum_to(e.node(), like.node()));
+  ASSERT_EQ(s.node()->owner->op().kind(), graph::OpKind::SumTo);  // unknown dims: a SumTo node
+  Function f = function({x, like}, {s});
+  Function ref = function({x, like}, {s}, {.mode = "none"});
+  const Array xv = Array::randn({3, 4}, 1), same = Array::randn({3, 4}, 2), row = Array::randn({1, 4}, 3);
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_TRUE(allclose(f({xv, same})[0], ref({xv, same})[0], 1e-6, 1e-6));
+    auto m = f.impl()->memory_report();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->reused + m->allocated + m->inplace, 1) << "exp's buffer only: " << f.explain();
+  }
+  Array summed = f({xv, row})[0];
+  EXPECT_EQ(summed.shape(), (Shape{1, 4}));
+  EXPECT_TRUE(allclose(summed, ref({xv, row})[0], 1e-6, 1e-6));
+  EXPECT_EQ(f.impl()->memory_report()->reused + f.impl()->memory_report()->allocated, 2);
+
+  // The handed-over value feeds an elementwise op (an inplace candidate) while exp's value is
+  // read again afterwards.
+  Var two = s * 2.0 + 1.0;
+  Var later = e - 1.0;
+  Function g = function({x, like}, {two, later});
+  Function gref = function({x, like}, {two, later}, {.mode = "none"});
+  for (const Array& lv : {same, row}) {
+    std::vector<Array> a = g({xv, lv}), b = gref({xv, lv});
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(allclose(a[i], b[i], 1e-6, 1e-6)) << i << "\n" << a[i] << b[i];
+  }
+
+  // A strided g (a transpose of the input) is handed over as the view it is.
+  Var t = Var(ops::sum_to(x.T().node(), like.node()));
+  Function h = function({x, like}, {t});
+  const Array lt = Array::randn({4, 3}, 4);
+  EXPECT_TRUE(allclose(h({xv, lt})[0], function({x, like}, {t}, {.mode = "none"})({xv, lt})[0], 0, 0));
+  EXPECT_TRUE(allclose(h({xv, lt})[0], xv.transpose({1, 0}), 0, 0));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "graph/function_graph.hpp"
 #include "graph/print.hpp"
+#include "ops/sum_to.hpp"
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
@@ -323,6 +324,37 @@ TEST(Canonicalize, RunsInFastRunOnly) {
   EXPECT_EQ(nodes_after("none"), 5u);
   EXPECT_EQ(nodes_after("fast_compile"), 5u);
   expect_same_results({x}, y, {Array::randn({2, 3}, 6, DType::Float32)});
+}
+
+
+// ---- sum_to(g, like) -> g when the static shapes are equal ----
+
+// A SumTo node as a graph holds it after a substitution made its operands' shapes static (the
+// sum_to builder itself makes none where it can tell).
+Var raw_sum_to(const Var& g, const Var& like) {
+  return Var(graph::make_output(std::make_shared<ops::SumTo>(), {g.node(), like.node()}, like.node()->type));
+}
+
+TEST(Canonicalize, SumToOfEqualStaticShapesIsRemoved) {
+  Var g = tensor::tensor(DType::Float64, {3, 4}, "g"), like = tensor::tensor(DType::Float64, {3, 4}, "like");
+  Var y = raw_sum_to(g, like) * 2.0;
+  Canon c = canonicalize({g, like}, y);
+  EXPECT_TRUE(c.changed) << c.why();
+  EXPECT_EQ(count(c.after, "SumTo"), 0u) << c.why();
+  const std::vector<Array> vals = {Array::randn({3, 4}, 1, DType::Float64), Array::randn({3, 4}, 2, DType::Float64)};
+  expect_same_results({g, like}, y, vals, 1e-12);
+}
+
+TEST(Canonicalize, SumToThatMaySumIsKept) {
+  // like's dim 0 unknown (it may be 1 at run time: a real sum), or statically 1.
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{-1, 4}, std::vector<int64_t>{1, 4}}) {
+    Var g = tensor::tensor(DType::Float64, {3, 4}, "g"), like = tensor::tensor(DType::Float64, dims, "like");
+    Var y = raw_sum_to(g, like) * 2.0;
+    Canon c = canonicalize({g, like}, y);
+    EXPECT_EQ(count(c.after, "SumTo"), 1u) << c.why();
+    const std::vector<Array> vals = {Array::randn({3, 4}, 1, DType::Float64), Array::randn({1, 4}, 2, DType::Float64)};
+    expect_same_results({g, like}, y, vals, 1e-12);
+  }
 }
 
 }  // namespace

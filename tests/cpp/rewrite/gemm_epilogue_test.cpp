@@ -6,6 +6,7 @@
 #include "graph/function_graph.hpp"
 #include "graph/print.hpp"
 #include "ops/gemm.hpp"
+#include "ops/sum_to.hpp"
 #include "rewrite/passes/passes.hpp"
 
 #include "text_count.hpp"
@@ -169,6 +170,61 @@ TEST(GemmEpilogue, FiresInATrainingGraph) {
   p = debugprint(function({x, y, w, b}, {loss, g[0], g[1]}, {.mode = "fast_run"}));
   config().optimizer_excluding = saved;
   EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+}
+
+// A W6-like training step (dense relu layer, SGD update of w and b) with the batch size
+// unknown: the add's gradient sum_to(gz, like=dot(x, w)) reads the product's shape, so the
+// Dot used to stay apart (a Dot and a two-output Composite). Where the static types prove
+// that the bias cannot broadcast the product (here the layer's width is known: 5), that shape
+// client is rebuilt on the Gemm's output and dot + bias + relu fold into one Gemm.
+TEST(GemmEpilogue, FoldsInATrainingGraphWithUnknownBatch) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Var x = tensor::tensor(t, {-1, 10}, "x"), y = tensor::tensor(t, {-1, 5}, "y");
+    Var w = tensor::tensor(t, {10, 5}, "w"), b = tensor::tensor(t, {-1}, "b");
+    Var h = tensor::relu(tensor::dot(x, w) + b);
+    Var loss = tensor::sum(tensor::sqr(h - y));
+    std::vector<Var> g = grad(loss, {w, b});
+    std::vector<Var> outs = {loss, w - 0.01 * g[0], b - 0.01 * g[1]};
+    for (int64_t batch : {64, 1}) {  // a batch of 1 too: sum_to must not sum it away
+      const std::vector<Array> vals = {Array::randn({batch, 10}, 3, t), Array::randn({batch, 5}, 4, t),
+                                       Array::randn({10, 5}, 1, t), Array::randn({5}, 2, t)};
+      std::string p = expect_same({x, y, w, b}, outs, vals);
+      EXPECT_GE(count(p, "bias=row, act=relu}"), 1u) << p;
+      EXPECT_EQ(count(p, "Elemwise{relu}"), 0u) << p;
+      EXPECT_EQ(count(p, "relu(add"), 0u) << p;  // no Composite computing the add and relu
+    }
+  }
+}
+
+// The same layer where the product's width may be 1 while the bias's may not: the add may
+// broadcast the product (width 1 against a bias of 3), so its shape is not the sum's and the
+// product's shape client keeps the Dot. Results stay those of mode none, broadcast included.
+TEST(GemmEpilogue, KeepsTheDotWhenTheBiasMayBroadcastTheProduct) {
+  const DType t = DType::Float64;
+  for (const std::vector<int64_t>& wdims : {std::vector<int64_t>{-1, -1}, std::vector<int64_t>{10, 1}}) {
+    Var x = tensor::tensor(t, {-1, 10}, "x"), w = tensor::tensor(t, wdims, "w"), b = tensor::tensor(t, {-1}, "b");
+    Var h = tensor::relu(tensor::dot(x, w) + b);
+    Var loss = tensor::sum(tensor::sqr(h));
+    std::vector<Var> g = grad(loss, {w, b});
+    // w of width 1 and a bias of 3: the product (8, 1) broadcasts to (8, 3).
+    const std::vector<Array> vals = {Array::randn({8, 10}, 3, t), Array::randn({10, 1}, 1, t), Array::randn({3}, 2, t)};
+    std::string p = expect_same({x, w, b}, {loss, g[0], g[1]}, vals);
+    EXPECT_EQ(count(p, "act=relu"), 0u) << p;
+    EXPECT_GE(count(p, "Dot [id"), 1u) << p;
+    // The gradient of w has w's shape: the broadcast columns are summed.
+    Function f = function({x, w, b}, {g[0]});
+    Array gw = f(vals)[0];
+    EXPECT_EQ(gw.shape(), (Shape{10, 1}));
+  }
+  // A shape client that the addend itself depends on (c = sum_to(q, like=dot)): rebuilding
+  // it on the Gemm would make a cycle, so nothing folds; results unchanged.
+  Var x = tensor::tensor(t, {-1, 10}, "x"), w = tensor::tensor(t, {10, 5}, "w"), q = tensor::tensor(t, {-1, 5}, "q");
+  Var d = tensor::dot(x, w);
+  Var c = Var(ops::sum_to(q.node(), d.node()));
+  ASSERT_EQ(c.node()->owner->op().kind(), graph::OpKind::SumTo);
+  std::string p = expect_same({x, w, q}, {d + c}, {Array::randn({6, 10}, 1, t), Array::randn({10, 5}, 2, t),
+                                                   Array::randn({6, 5}, 3, t)});
+  EXPECT_EQ(count(p, "Gemm"), 0u) << p;
 }
 
 TEST(GemmEpilogue, GradientOfTheFusedGemmMatchesFiniteDifferences) {
