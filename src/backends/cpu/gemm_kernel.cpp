@@ -17,6 +17,7 @@
 #include "backends/cpu/blas_call.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "backends/cpu/skinny_gemm.hpp"
 #include "ops/gemm.hpp"
 #include "ops/scalar/nnet_ops.hpp"
@@ -184,8 +185,8 @@ class GemmBetaKernel final : public Kernel {
     }
     // c broadcast into the output (BLAS scales it by beta): one memcpy when c is a contiguous
     // matrix of the output's shape (W10's x.Wx; the generic strided copy cost 4 instructions
-    // an element there).
-    if (c.shape() == out.shape() && c.is_contiguous()) std::memcpy(out.data(), c.data(), out.nbytes());
+    // an element there), on the threads when large (W6's weight updates).
+    if (c.shape() == out.shape() && c.is_contiguous()) parallel_memcpy(out.data(), c.data(), out.nbytes(), out.size());
     else ops::copy_strided(c, out);
     blas_gemm(t, oa, ob, m, n, k, op.alpha(), a.data(), b.data(), op.beta(), out.data(), node);
     if (act) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -31,6 +32,25 @@ inline int parallel_threads(int64_t elements) {
   (void)elements;
   return 1;
 #endif
+}
+
+/// memcpy of `bytes` bytes holding `elements` elements, split over parallel_threads(elements)
+/// threads (a weight matrix copied before an update Gemm: 2 threads copy 3.2 MB in 37 us
+/// where one takes 66, on the 2-core Zen 4 machine).
+inline void parallel_memcpy(void* dst, const void* src, size_t bytes, int64_t elements) {
+  const int threads = parallel_threads(elements);
+  if (threads <= 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const size_t chunk = (bytes / static_cast<size_t>(threads) + 63) / 64 * 64;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+#endif
+  for (int t = 0; t < threads; ++t) {
+    const size_t begin = std::min(bytes, chunk * static_cast<size_t>(t)), end = std::min(bytes, begin + chunk);
+    if (begin < end) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+  }
 }
 
 }  // namespace theon::backends::cpu

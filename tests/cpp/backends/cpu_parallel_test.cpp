@@ -1,6 +1,6 @@
 // parallel_threads (backends/cpu/parallel.hpp): the one rule, from the work's size and the
 // openmp_elemwise_minsize option, by which every CPU loop goes parallel or stays on the
-// calling thread; and the loops give the same results either way.
+// calling thread; and the loops give the same results either way (a Gemm's addend copy too).
 #include "backends/cpu/parallel.hpp"
 
 #include <theon/theon.hpp>
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -74,6 +75,28 @@ TEST(CpuParallel, SameResultsOnOneThreadAndOnMany) {
   const std::vector<Array> gn = g({xv, yv, imv});
   for (size_t k = 0; k < g1.size(); ++k)
     EXPECT_EQ(g1[k].to_vector<float>(), gn[k].to_vector<float>()) << "output " << k;
+
+  // A Gemm whose matrix addend is copied into the output on the threads (gemm_kernel's
+  // parallel_memcpy), an odd byte count so the chunks do not divide it.
+  Var a = tensor::matrix("a", DType::Float32), b = tensor::matrix("b", DType::Float32);
+  Var c = tensor::matrix("c", DType::Float32);
+  Function h = function({a, b, c}, {c - 0.5f * tensor::dot(a, b)});
+  ASSERT_NE(h.debugprint().find("Gemm"), std::string::npos) << h.debugprint();
+  const Array av = Array::randn({601, 33}, 20), bv = Array::randn({33, 499}, 21), cv = Array::randn({601, 499}, 22);
+  config().openmp_elemwise_minsize = int64_t(1) << 40;
+  const std::vector<float> h1 = h({av, bv, cv})[0].to_vector<float>();
+  config().openmp_elemwise_minsize = 2;
+  const std::vector<float> hn = h({av, bv, cv})[0].to_vector<float>();
+  EXPECT_EQ(h1, hn);
+  const std::vector<float> as = av.to_vector<float>(), bs = bv.to_vector<float>(), cs = cv.to_vector<float>();
+  double worst = 0;  // and against c - a.b / 2 computed here
+  for (int64_t i = 0; i < 601; i += 50)
+    for (int64_t j = 0; j < 499; j += 7) {
+      double dot = 0;
+      for (int64_t k = 0; k < 33; ++k) dot += double(as[i * 33 + k]) * bs[k * 499 + j];
+      worst = std::max(worst, std::abs(hn[i * 499 + j] - (cs[i * 499 + j] - 0.5 * dot)));
+    }
+  EXPECT_LT(worst, 1e-4);
 }
 
 }  // namespace
