@@ -94,15 +94,7 @@ cublasStatus_t complain(cublasStatus_t s, const char* fn, const std::string& why
   return s;
 }
 
-void enqueue_on(cudaStream_t s, std::function<void()> f) {
-  auto* heap = new std::function<void()>(std::move(f));
-  const int rc = theon_gpu_sim_enqueue(s, [](void* p) {
-    auto* fn = static_cast<std::function<void()>*>(p);
-    (*fn)();
-    delete fn;
-  }, heap);
-  if (rc != 0) delete heap;
-}
+using gpu_sim_internal::enqueue_on;
 
 float tf32(float x) {  // as the stand-in cuBLAS: round to a 10-bit mantissa
   uint32_t b;

@@ -116,15 +116,7 @@ cudnnStatus_t complain(const char* fn, const std::string& why) {
   return CUDNN_STATUS_BAD_PARAM;
 }
 
-void enqueue_on(cudaStream_t s, std::function<void()> f) {
-  auto* heap = new std::function<void()>(std::move(f));
-  const int rc = theon_gpu_sim_enqueue(s, [](void* p) {
-    auto* fn = static_cast<std::function<void()>*>(p);
-    (*fn)();
-    delete fn;
-  }, heap);
-  if (rc != 0) delete heap;
-}
+using gpu_sim_internal::enqueue_on;
 
 float tf32(float x) {
   uint32_t b;

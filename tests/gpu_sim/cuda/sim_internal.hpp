@@ -1,10 +1,13 @@
-// Shared between the three stand-in libraries of tests/gpu_sim/cuda (not part of the
+// Shared between the stand-in libraries of tests/gpu_sim/cuda (not part of the
 // launch contract, launch_abi.hpp): the simulated cubin format and the stand-in runtime's
 // simulator-only exports that the stand-in cuBLAS uses.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <stddef.h>
+
+#include <functional>
+#include <utility>
 
 namespace gpu_sim_internal {
 // A simulated cubin: these 8 bytes, a little-endian uint64 length, then a shared object.
@@ -21,3 +24,17 @@ int theon_gpu_sim_device_range(const void* p, size_t bytes);
 // The calling thread's current device.
 int theon_gpu_sim_current_device(void);
 }
+
+namespace gpu_sim_internal {
+// Runs f when stream `s` reaches it (the stand-in libraries' work on a stream); f is dropped
+// unrun if the runtime refuses the stream.
+inline void enqueue_on(cudaStream_t s, std::function<void()> f) {
+  auto* heap = new std::function<void()>(std::move(f));
+  const int rc = theon_gpu_sim_enqueue(s, [](void* p) {
+    auto* fn = static_cast<std::function<void()>*>(p);
+    (*fn)();
+    delete fn;
+  }, heap);
+  if (rc != 0) delete heap;
+}
+}  // namespace gpu_sim_internal
