@@ -52,13 +52,7 @@ cublasStatus_t complain(cublasStatus_t s, const char* fn, const std::string& why
 
 using gpu_sim_internal::enqueue_on;
 
-float tf32(float x) {  // round to nearest on a 10-bit mantissa, as tensor cores read FP32 in TF32 mode
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
-  std::memcpy(&x, &b, 4);
-  return x;
-}
+using gpu_sim_internal::tf32;
 
 struct Gemm {
   cublasOperation_t ta, tb;

@@ -96,13 +96,7 @@ cublasStatus_t complain(cublasStatus_t s, const char* fn, const std::string& why
 
 using gpu_sim_internal::enqueue_on;
 
-float tf32(float x) {  // as the stand-in cuBLAS: round to a 10-bit mantissa
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
-  std::memcpy(&x, &b, 4);
-  return x;
-}
+using gpu_sim_internal::tf32;
 
 size_t elem(cudaDataType t) { return t == CUDA_R_64F ? 8 : 4; }
 size_t span(uint64_t rows, uint64_t cols, int64_t ld, size_t e) {

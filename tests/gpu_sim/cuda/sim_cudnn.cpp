@@ -118,13 +118,7 @@ cudnnStatus_t complain(const char* fn, const std::string& why) {
 
 using gpu_sim_internal::enqueue_on;
 
-float tf32(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
-  std::memcpy(&x, &b, 4);
-  return x;
-}
+using gpu_sim_internal::tf32;
 
 size_t elem(cudnnDataType_t t) { return t == CUDNN_DATA_DOUBLE ? 8 : 4; }
 

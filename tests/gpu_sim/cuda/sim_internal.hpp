@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <utility>
 
@@ -36,5 +38,17 @@ inline void enqueue_on(cudaStream_t s, std::function<void()> f) {
     delete fn;
   }, heap);
   if (rc != 0) delete heap;
+}
+}  // namespace gpu_sim_internal
+
+namespace gpu_sim_internal {
+// x rounded to TF32's 10-bit mantissa (nearest, ties away), as tensor cores read float32 when
+// TF32 is allowed; infinities and NaN pass unchanged.
+inline float tf32(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &b, 4);
+  return x;
 }
 }  // namespace gpu_sim_internal
