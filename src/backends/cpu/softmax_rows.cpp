@@ -37,8 +37,12 @@ float row_max(const float* x, int64_t n) {
 // x - m in float loses up to half an ulp of the difference (4e-7 relative in exp(x - m) for a
 // difference of 8): the rounding error, exact by TwoSum, corrects the exp to first order,
 // exp(d + err) = exp(d) * (1 + err), so the result is within a few ulp of the double softmax.
+// Where the difference is -inf (x is -inf, m is +inf, or a spread beyond FLT_MAX overflows the
+// float difference) the exp is 0, as in double; the TwoSum would give inf - inf there, and
+// 0 * NaN. The guard tests the difference, not x (issue 29).
 float shifted_exp_corrected(float x, float neg_m) {
   const float d = x + neg_m;
+  if (d == -std::numeric_limits<float>::infinity()) return 0.f;
   const float xb = d - neg_m;
   const float err = (x - xb) + (neg_m - (d - xb));
   const float e = std::exp(d);
@@ -49,8 +53,7 @@ float shifted_exp_corrected(float x, float neg_m) {
 double exp_row_scalar(const float* x, float* y, int64_t n, float m) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    // exp(-inf) is 0 whatever the correction says (it would be 0 * NaN).
-    const float e = x[i] == -std::numeric_limits<float>::infinity() ? 0.f : shifted_exp_corrected(x[i], -m);
+    const float e = shifted_exp_corrected(x[i], -m);
     y[i] = e;
     sum += e;
   }
@@ -70,7 +73,7 @@ __attribute__((target("avx2,fma"))) static inline theon_v8f exp_shifted_v8(theon
   const theon_v8f err = (v - vb) + (neg_m - (d - vb));  // as shifted_exp_corrected
   const theon_v8f e = Sleef_expf8_u10avx2(d);
   const theon_v8f ninf = zero - std::numeric_limits<float>::infinity();
-  return v == ninf ? zero : e + e * err;  // exp(-inf) is 0 (the correction would make it NaN)
+  return d == ninf ? zero : e + e * err;  // a -inf difference: 0 (the correction would make it NaN)
 }
 
 __attribute__((target("avx2,fma"))) static inline theon_v4d widen_sum(theon_v8f e) {
@@ -153,7 +156,7 @@ THEON_AVX512 static inline theon_v16f exp_shifted_v16(theon_v16f v, theon_v16f n
   const theon_v16f err = (v - vb) + (neg_m - (d - vb));  // as shifted_exp_corrected
   const theon_v16f e = Sleef_expf16_u10avx512f(d);
   const theon_v16f ninf = zero - std::numeric_limits<float>::infinity();
-  return v == ninf ? zero : e + e * err;
+  return d == ninf ? zero : e + e * err;  // as exp_shifted_v8
 }
 
 typedef double theon_v8d __attribute__((vector_size(64)));

@@ -3,8 +3,9 @@
 // maximum, exp(x - max) once per element (SLEEF's 1-ulp vector expf, 16 lanes on AVX-512 or 8
 // on AVX2, when libtheon was built with SLEEF and the CPU has it, else std::exp), the sum in double, then a scale by the
 // reciprocal (softmax) or a shift by log(sum) (log_softmax). Rows are split across threads
-// when the work is large enough to pay for a team. NaN anywhere in a row makes the row NaN,
-// as the reference loop (ops/scalar/nnet_ops.hpp) does.
+// when the work is large enough to pay for a team. As the reference loop (ops/scalar/nnet_ops.hpp,
+// in double) and NumPy: NaN or +inf anywhere in a row, or a row all -inf, makes the row NaN; a
+// lane whose x - max is -inf (x = -inf, or a spread beyond FLT_MAX) has probability 0.
 #pragma once
 #include <cstdint>
 

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace theon::backends::cpu {
@@ -143,6 +145,126 @@ TEST(SoftmaxRows, FusedCrossentropyMatchesFloat64) {
         EXPECT_NEAR(loss[r], want, 3e-7 * std::abs(want) + 1e-6) << "n=" << n << " row " << r << name(path);
         for (int64_t i = 0; i < n; ++i)
           EXPECT_NEAR(sm[r * n + i], p[i], 3e-7 * p[i] + 1e-12) << "n=" << n << " row " << r << name(path);
+      }
+    }
+}
+
+
+// ---- extreme spreads (issue 29) ----
+// Rows whose spread exceeds FLT_MAX (x - max overflows float to -inf), +-FLT_MAX, denormals,
+// +-inf and NaN, at every lane class: the first lane, inside and at the end of the 8- and
+// 16-lane bodies, the padded tail, and rows shorter than one vector. Expected: the float64
+// reference (NumPy's exp(x - max) / sum): NaN or +inf anywhere makes the row NaN (inf - inf),
+// an all -inf row is NaN, a -inf lane gives 0 (log_softmax -inf), and float64 results that
+// leave float's range round to +-inf as the cast does.
+constexpr int64_t kExtremeLengths[] = {2, 3, 7, 8, 9, 12, 16, 17, 21, 37};
+
+// The lanes to put a special value at in a row of n: the first, either side of 8, 16 and 32,
+// and the last.
+std::vector<int64_t> lane_classes(int64_t n) {
+  std::vector<int64_t> at;
+  for (int64_t i : {int64_t(0), int64_t(1), int64_t(7), int64_t(8), int64_t(15), int64_t(16), int64_t(31),
+                    int64_t(32), n - 1})
+    if (i < n && (at.empty() || at.back() < i)) at.push_back(i);
+  return at;
+}
+
+std::vector<std::vector<float>> extreme_rows(int64_t n) {
+  const float big = std::numeric_limits<float>::max(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), tiny = std::numeric_limits<float>::denorm_min();
+  std::vector<std::vector<float>> rows;
+  std::vector<float> base(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) base[i] = 0.25f * float(i % 7) - 0.5f;
+  auto with = [&](std::vector<float> row, std::initializer_list<std::pair<int64_t, float>> set) {
+    for (auto [i, v] : set) row[i] = v;
+    rows.push_back(std::move(row));
+  };
+  const std::vector<float> all_minus_big(static_cast<size_t>(n), -big), all_minus_inf(static_cast<size_t>(n), -inf);
+  const std::vector<float> denormals(static_cast<size_t>(n), 3 * tiny);
+  rows.push_back(all_minus_inf);  // NaN (-inf - -inf)
+  rows.push_back(denormals);      // uniform
+  for (int64_t at : lane_classes(n)) {
+    const int64_t other = (at + n / 2 + 1) % n == at ? (at + 1) % n : (at + n / 2 + 1) % n;
+    with(base, {{at, big}, {other, -big}});           // spread 2 * FLT_MAX: one-hot
+    with(base, {{at, -big}, {other, big}});
+    with(base, {{at, 1.8e38f}, {other, -1.8e38f}});   // issue 29's row
+    with(base, {{at, -big}});                          // x - max rounds to -FLT_MAX
+    with(base, {{at, big}});
+    with(all_minus_big, {{at, big}});                  // every other lane overflows
+    with(all_minus_big, {{at, -inf}, {other, big}});
+    with(all_minus_inf, {{at, -big}});                 // the maximum is -FLT_MAX
+    with(all_minus_inf, {{at, big}, {other, -big}});
+    with(base, {{at, -inf}});                          // probability 0 (log: -inf)
+    with(base, {{at, -inf}, {other, big}});
+    with(base, {{at, inf}});                           // NaN: inf - inf
+    with(base, {{at, inf}, {other, -inf}});
+    with(all_minus_big, {{at, inf}, {other, big}});
+    with(base, {{at, nan}});                           // NaN
+    with(base, {{at, nan}, {other, big}});
+    with(all_minus_big, {{at, nan}, {other, -big}});
+    with(denormals, {{at, tiny}, {other, -tiny}});    // denormal inputs
+    with(base, {{at, -90.f}, {other, -100.f}});       // denormal probabilities
+    with(all_minus_big, {{at, -2 * tiny}, {other, tiny}});
+  }
+  return rows;
+}
+
+// got against the float64 want rounded to float: NaN for NaN, the same infinity, 0 exactly
+// where want is 0, else within a few ulp (log_softmax: 1e-6 absolute, as above).
+::testing::AssertionResult float_near(float got, double want, bool log) {
+  const float w = static_cast<float>(want);
+  const bool ok = std::isnan(w)                      ? std::isnan(got)
+                  : std::isinf(w) || want == 0       ? got == w
+                                                     : std::abs(got - w) <= 3e-7 * std::abs(w) + (log ? 1e-6 : 3e-45);
+  if (ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << got << ", want " << w;
+}
+
+std::string row_str(const std::vector<float>& row) {
+  std::string s = "[";
+  for (float v : row) s += " " + ::testing::PrintToString(v);
+  return s + " ]";
+}
+
+TEST(SoftmaxRows, ExtremeSpreadsAtEveryLaneClassAsFloat64) {
+  for (Path path : kPaths)
+    for (bool log : {false, true})
+      for (int64_t n : kExtremeLengths) {
+        UsePath use(path);
+        const std::vector<std::vector<float>> rows = extreme_rows(n);
+        const int64_t r_count = static_cast<int64_t>(rows.size()), stride = n + 3;
+        std::vector<float> x(static_cast<size_t>(r_count * stride), 0.f), y(static_cast<size_t>(r_count * n), -1.f);
+        for (int64_t r = 0; r < r_count; ++r) std::copy(rows[r].begin(), rows[r].end(), x.begin() + r * stride);
+        softmax_rows_f32(x.data(), stride, y.data(), n, r_count, n, log, use.vector);
+        for (int64_t r = 0; r < r_count; ++r) {
+          const std::vector<double> want = reference(rows[r], log);
+          for (int64_t i = 0; i < n; ++i)
+            EXPECT_TRUE(float_near(y[r * n + i], want[i], log))
+                << (log ? "log_softmax" : "softmax") << name(path) << " of " << row_str(rows[r]) << " at " << i;
+        }
+      }
+}
+
+TEST(SoftmaxRows, FusedCrossentropyOfExtremeSpreadsAsFloat64) {
+  for (Path path : kPaths)
+    for (int64_t n : kExtremeLengths) {
+      UsePath use(path);
+      const std::vector<std::vector<float>> rows = extreme_rows(n);
+      const int64_t r_count = static_cast<int64_t>(rows.size()), stride = n + 1;
+      std::vector<float> x(static_cast<size_t>(r_count * stride), 0.f);
+      for (int64_t r = 0; r < r_count; ++r) std::copy(rows[r].begin(), rows[r].end(), x.begin() + r * stride);
+      for (int64_t label : lane_classes(n)) {
+        const std::vector<int64_t> labels(static_cast<size_t>(r_count), label);
+        std::vector<float> loss(static_cast<size_t>(r_count), -1.f), sm(static_cast<size_t>(r_count * n), -1.f);
+        softmax_xent_rows_f32(x.data(), stride, labels.data(), loss.data(), sm.data(), r_count, n, use.vector);
+        for (int64_t r = 0; r < r_count; ++r) {
+          EXPECT_TRUE(float_near(loss[r], -reference(rows[r], true)[label], true))
+              << "softmax_xent loss" << name(path) << " of " << row_str(rows[r]) << " label " << label;
+          const std::vector<double> p = reference(rows[r], false);
+          for (int64_t i = 0; i < n; ++i)
+            EXPECT_TRUE(float_near(sm[r * n + i], p[i], false))
+                << "softmax_xent" << name(path) << " of " << row_str(rows[r]) << " label " << label << " at " << i;
+        }
       }
     }
 }

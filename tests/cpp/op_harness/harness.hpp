@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace theon::testing {
@@ -77,6 +78,11 @@ Ref ref_map(const std::vector<Ref>& ins, DType out, const std::function<double(c
 Ref ref_reduce(const Ref& x, std::vector<int> axes, bool keepdims, DType out, double init,
                const std::function<double(double, double)>& combine,
                const std::function<double(double, int64_t)>& finish = nullptr);
+/// Issue 29's softmax rows (nnet_cases.cpp): a (rows, n) matrix of `dtype` (float) holding the
+/// dtype's largest values of both signs (spreads beyond its range), +-inf, NaN and denormals
+/// at every lane class of the CPU's vectors and the GPU's warps (or at `lanes`), and an int64
+/// label per row.
+std::pair<Array, Array> extreme_softmax_rows(DType dtype, int64_t n, const std::vector<int64_t>& lanes = {});
 /// Rounds/wraps a double to what `dtype` stores (ints wrap, bools are 0/1, float32 and float16
 /// round to nearest even).
 double to_dtype(double x, DType dtype);

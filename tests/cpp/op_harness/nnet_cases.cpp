@@ -201,6 +201,73 @@ Ref ref_softmax(const Ref& x, int axis, bool log) {
   return r;
 }
 
+// Issue 29's rows: in each row of n, a value at one lane class (the first lane, either side of
+// the CPU's 8- and 16-lane vector bodies and of a GPU warp's 32, the tail) and sometimes another: the dtype's
+// largest values of both signs (x - max overflows the dtype), +-inf, NaN, denormals. The
+// rows' lengths: shorter than 8, 8 + a tail and shorter than 16, 16 + a tail, 2 * 16 + a
+// tail (the GPU: one thread per row up to 32, a warp above). Each row's label is its
+// special lane, or the other one every other row. The reference follows NumPy: NaN or +inf
+// make the row NaN, an all -inf row is NaN, a -inf lane is 0.
+constexpr int64_t kExtremeLengths[] = {3, 12, 21, 37};
+
+std::pair<std::vector<std::vector<double>>, std::vector<int64_t>> extreme_rows(D dtype, int64_t n,
+                                                                                std::vector<int64_t> lanes = {}) {
+  const double big = dtype == D::Float64   ? std::numeric_limits<double>::max()
+                     : dtype == D::Float16 ? 65504.0
+                                           : double(std::numeric_limits<float>::max());
+  const double tiny = dtype == D::Float64   ? std::numeric_limits<double>::denorm_min()
+                      : dtype == D::Float16 ? std::ldexp(1.0, -24)
+                                            : double(std::numeric_limits<float>::denorm_min());
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> base(static_cast<size_t>(n)), all_minus_big(static_cast<size_t>(n), -big);
+  std::vector<double> all_minus_inf(static_cast<size_t>(n), -inf), denormals(static_cast<size_t>(n), 3 * tiny);
+  for (int64_t i = 0; i < n; ++i) base[i] = 0.25 * double(i % 7) - 0.5;
+  std::vector<std::vector<double>> rows = {all_minus_inf, denormals};
+  std::vector<int64_t> labels = {0, n - 1};
+  if (lanes.empty())
+    for (int64_t i : {int64_t(0), int64_t(7), int64_t(8), int64_t(15), int64_t(16), int64_t(31), int64_t(32), n - 1})
+      if (i < n && (lanes.empty() || lanes.back() < i)) lanes.push_back(i);
+  for (int64_t at : lanes) {
+    const int64_t other = (at + n / 2 + 1) % n == at ? (at + 1) % n : (at + n / 2 + 1) % n;
+    auto with = [&](std::vector<double> row, std::initializer_list<std::pair<int64_t, double>> set) {
+      for (auto [i, v] : set) row[i] = v;
+      rows.push_back(std::move(row));
+      labels.push_back(rows.size() % 2 ? at : other);
+    };
+    with(base, {{at, big}, {other, -big}});  // a spread of twice the range: one-hot
+    with(base, {{at, 0.53 * big}, {other, -0.53 * big}});  // float32: issue 29's 1.8e38
+    with(all_minus_big, {{at, big}});
+    with(all_minus_big, {{at, -inf}, {other, big}});
+    with(all_minus_inf, {{at, -big}});
+    with(base, {{at, -inf}});
+    with(base, {{at, inf}});
+    with(base, {{at, nan}, {other, big}});
+    with(denormals, {{at, tiny}, {other, -tiny}});
+  }
+  return {rows, labels};
+}
+
+std::vector<std::vector<Shape>> extreme_shapes(bool with_labels) {
+  std::vector<std::vector<Shape>> shapes;
+  for (int64_t n : kExtremeLengths) {
+    const int64_t r = static_cast<int64_t>(extreme_rows(D::Float32, n).first.size());
+    shapes.push_back(with_labels ? std::vector<Shape>{{r, n}, {r}} : std::vector<Shape>{{r, n}});
+  }
+  return shapes;
+}
+
+}  // namespace
+
+std::pair<Array, Array> extreme_softmax_rows(DType dtype, int64_t n, const std::vector<int64_t>& lanes) {
+  const auto [rows, labels] = extreme_rows(dtype, n, lanes);
+  std::vector<double> v;
+  for (const auto& row : rows) v.insert(v.end(), row.begin(), row.end());
+  const int64_t r = static_cast<int64_t>(rows.size());
+  return {Array::from_vector<double>(v, Shape{r, n}).astype(dtype), Array::from_vector<int64_t>(labels, Shape{r})};
+}
+
+namespace {
+
 void add_softmax_cases(std::vector<Case>& cases, const std::string& op, bool log) {
   const std::vector<std::pair<int, std::vector<Shape>>> variants = {
       {-1, {{3, 4}, {5}, {0, 3}, {3, 0}, {1, 1}, {2, 3, 4}}},
@@ -239,6 +306,20 @@ void add_softmax_cases(std::vector<Case>& cases, const std::string& op, bool log
   large.atol32 = 1e-5;  // float32 rounding of inputs near 1000 is ~3e-5 absolute, kept in the reference
   large.rtol32 = 2e-6;
   cases.push_back(large);
+  // Issue 29: spreads beyond the dtype's range, +-inf, NaN and denormals (extreme_rows).
+  Case extreme;
+  extreme.op = op;
+  extreme.label = "extreme_spreads";
+  extreme.dtypes = {D::Float32, D::Float64};
+  extreme.shapes = extreme_shapes(/*with_labels=*/false);
+  extreme.make_inputs = [](D dtype, const std::vector<Shape>& shapes, uint64_t) {
+    return std::vector<Array>{extreme_softmax_rows(dtype, shapes[0][1]).first};
+  };
+  extreme.build = large.build;
+  extreme.reference = large.reference;
+  extreme.atol32 = 1e-6;
+  extreme.rtol32 = 2e-6;
+  cases.push_back(extreme);
 }
 
 // ---- categorical_crossentropy / one_hot ----
@@ -298,6 +379,40 @@ void add_crossentropy_cases(std::vector<Case>& cases) {
   cases.push_back(m);
 }
 
+// categorical_crossentropy(softmax(x), labels), which `specialize` fuses into
+// SoftmaxCrossentropy, and its gradient SoftmaxCrossentropyGrad (from the fused op's softmax),
+// on issue 29's extreme rows: one output [d sum(loss) / dx | loss].
+void add_softmax_crossentropy_cases(std::vector<Case>& cases) {
+  Case c;
+  c.op = "categorical_crossentropy";
+  c.label = "softmax_extreme_spreads";
+  c.dtypes = {D::Float32, D::Float64};
+  c.shapes = extreme_shapes(/*with_labels=*/true);
+  c.make_inputs = [](D dtype, const std::vector<Shape>& shapes, uint64_t) {
+    auto [x, labels] = extreme_softmax_rows(dtype, shapes[0][1]);
+    return std::vector<Array>{x, labels};
+  };
+  c.build = [](const std::vector<Var>& v) {
+    const Var loss = tensor::categorical_crossentropy(tensor::softmax(v[0]), v[1]);
+    return tensor::concatenate({grad(tensor::sum(loss), v[0]), tensor::shape_padright(loss)}, 1);
+  };
+  c.reference = [](const std::vector<Ref>& r) {
+    const Ref &x = r[0], &t = r[1];
+    const int64_t rows = x.shape[0], n = x.shape[1];
+    const Ref p = ref_softmax(x, -1, false), logp = ref_softmax(x, -1, true);
+    Ref out;
+    out.dtype = x.dtype;
+    out.shape = {rows, n + 1};
+    for (int64_t i = 0; i < rows; ++i) {
+      const auto label = static_cast<int64_t>(t.v[i]);
+      for (int64_t j = 0; j < n; ++j) out.v.push_back(to_dtype(p.v[i * n + j] - (j == label ? 1 : 0), x.dtype));
+      out.v.push_back(to_dtype(-logp.v[i * n + label], x.dtype));
+    }
+    return out;
+  };
+  cases.push_back(c);
+}
+
 void add_one_hot_cases(std::vector<Case>& cases) {
   struct Variant {
     std::string label;
@@ -344,6 +459,7 @@ void add_nnet_cases(std::vector<Case>& cases) {
   add_softmax_cases(cases, "softmax", /*log=*/false);
   add_softmax_cases(cases, "log_softmax", /*log=*/true);
   add_crossentropy_cases(cases);
+  add_softmax_crossentropy_cases(cases);
   add_one_hot_cases(cases);
 }
 

@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/gpu_test_support.hpp"
 #include "backends/cuda/reduce_codegen.hpp"
+#include "op_harness/harness.hpp"
 #include "ops/argmax.hpp"
 #include "ops/composite.hpp"
 #include "ops/fused_reduce.hpp"
@@ -333,6 +334,35 @@ TEST_F(ReduceNnetGpu, CrossentropyFamilyMatchesCpu) {
         expect_match(ops::one_hot(lv, classes, t), {labels});
         expect_match(ops::one_hot(lv, classes, D::Bool), {labels});
       }
+}
+
+// Issue 29: rows whose spread exceeds the dtype's range, +-inf, NaN and denormals at every lane
+// class (testing::extreme_softmax_rows), at lengths that pick each launch (a thread per row, a
+// warp, a block) and in every layout (strided rows: a thread per row): the GPU gives the
+// CPU's answers, which the op harness and softmax_rows_test hold to NumPy's. (The block
+// rows, slow on the simulator, in float32 at the first, a warp's edges and the last lane.)
+TEST_F(ReduceNnetGpu, SoftmaxFamilyOfExtremeSpreadsMatchesCpu) {
+  for (D t : {D::Float32, D::Float64})
+    for (int64_t n : {5, 37, 1100}) {
+      if (n > 1024 && t != D::Float32) continue;
+      const auto [x, labels] = testing::extreme_softmax_rows(t, n, n > 1024 ? std::vector<int64_t>{0, 31, 32, n - 1}
+                                                                             : std::vector<int64_t>{});
+      const std::string what = "extreme rows " + shape_str(x.shape());
+      VarPtr xv = var(t, 2, "x"), lv = var(D::Int64, 1, "labels"), dv = var(t, 1, "dy");
+      for (bool log : {false, true})
+        for (const Array& a : layouts(x)) expect_match(ops::softmax(xv, 1, log), {a}, 2e-6, 1e-12, what);
+      const auto sx = ops::softmax_crossentropy(xv, lv);
+      for (const Array& a : layouts(x)) expect_match(sx[0], {a, labels}, 4e-6, 1e-12, what);
+      // The gradient from the fused op's softmax of these rows (NaN rows, one-hot rows, zeros).
+      const Array sm = run_both(sx[0], {x, labels}).first[1];
+      const Array dy = Array::from_vector<double>(std::vector<double>(static_cast<size_t>(x.shape()[0]), 1.0)).astype(t);
+      expect_match(ops::softmax_crossentropy_grad(dv, xv, lv), {dy, sm, labels}, 2e-6, 1e-12, what);
+    }
+  // Issue 29's row, against NumPy's answer on both sides.
+  VarPtr xv = var(D::Float32, 2);
+  auto [cpu, gpu] = run_both(ops::softmax(xv, 1, false), {Array::from_vector<float>({1.8e38f, -1.8e38f, 0.f}, Shape{1, 3})});
+  EXPECT_EQ(cpu[0].to_vector<float>(), (std::vector<float>{1, 0, 0}));
+  EXPECT_EQ(gpu[0].to_vector<float>(), (std::vector<float>{1, 0, 0}));
 }
 
 TEST_F(ReduceNnetGpu, BadLabelsRaiseTheCpuError) {
