@@ -9,14 +9,23 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
 
 namespace theon {
 namespace {
@@ -73,6 +82,11 @@ std::string planted_source(const fs::path& marker, const std::vector<std::string
       << "(const int64_t* shape, char* const* ptrs, const int64_t*, int64_t, int64_t) {"
          " float* o = reinterpret_cast<float*>(ptrs[0]); for (int64_t i = 0; i < shape[0]; ++i) o[i] = 42; }\n";
   return s.str();
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 std::vector<std::string> kernel_symbols(const fs::path& module) {
@@ -185,6 +199,123 @@ TEST(FusedCpuCache, HomeWithShellCharactersWorks) {
   EXPECT_EQ(after.compiled, before.compiled + 1);
   EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
   EXPECT_TRUE(fs::exists(home / ".cache" / "theon" / "cpu"));
+}
+
+// A module's bytes are a function of its key: compiled in two cache folders (two different
+// temporary paths), the compiler gives the same bytes, so two processes compiling one module
+// at once agree with each other's record.
+TEST(FusedCpuCache, ModuleBytesDependOnlyOnTheKey) {
+  Codegen on("reproducible");
+  Program p;
+  const Array want = p.reference();
+  on.use(on.base / "one");
+  ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
+  on.use(on.base / "two");
+  ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
+  const fs::path one = only_module(on.base / "one" / "cpu"), two = only_module(on.base / "two" / "cpu");
+  EXPECT_EQ(one.filename(), two.filename());
+  EXPECT_TRUE(read_bytes(one) == read_bytes(two)) << one << " and " << two << " differ";
+}
+
+// The race test below runs this test binary as a stand-in compiler (a real compile of every
+// module by eight processes for 50 rounds would take minutes): given
+// `--theon-stand-in-compiler <module>` first, it writes that module's bytes to the -o path,
+// followed by its source path and pid, so every compile gives other bytes (as a compiler
+// that embeds its temporary file names would), and `--version` prints a line. It runs before
+// main, so gtest never sees these arguments.
+const bool kActedAsCompiler = [] {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
+  if (args.size() < 3 || args[1] != "--theon-stand-in-compiler") return false;
+  std::string out, source;
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (args[i] == "-o" && i + 1 < args.size()) out = args[++i];
+    else if (args[i].size() > 4 && args[i].compare(args[i].size() - 4, 4, ".cpp") == 0) source = args[i];
+  }
+  if (out.empty()) {
+    std::printf("theon stand-in compiler\n");
+    std::fflush(stdout);
+    _exit(0);
+  }
+  std::ifstream module(args[2], std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(module)), std::istreambuf_iterator<char>());
+  std::ofstream(out, std::ios::binary) << bytes << '\0' << source << ' ' << getpid();
+  _exit(bytes.empty() ? 1 : 0);
+}();
+
+// Eight processes (this binary again, running only this test as a child) compile the same
+// module at once, a new key every round (the stand-in compiler's round argument is part of
+// it), into one fresh compiledir; every one must run the kernel, none may warn or fall back
+// to the interpreter.
+TEST(FusedCpuCache, ProcessesCompilingOneModuleAtOnceConverge) {
+  constexpr int kProcesses = 8, kRounds = 50;
+  const char* child_dir = std::getenv("THEON_TEST_RACE_COMPILEDIR");
+  if (child_dir) {  // one racer: wait for the start, compile and run, report by exit code
+    config().cxx = std::getenv("THEON_TEST_RACE_CXX");
+    config().compiledir = child_dir;
+    Program p;
+    const fs::path go = fs::path(child_dir) / "go";
+    while (!fs::exists(go)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const Array got = p.run();
+    const auto stats = fused_stats();
+    if (stats.interpreted_calls != 0) _exit(2);
+    if (stats.compiled + stats.loaded_from_disk != 1) _exit(3);
+    _exit(allclose(got, p.reference(), 1e-5, 1e-6) ? 0 : 4);
+  }
+  Codegen on("race");
+  Program p;
+  // The module every stand-in compile copies: a real compile of the test's program.
+  on.use(on.base / "real");
+  ASSERT_TRUE(allclose(p.run(), p.reference(), 1e-5, 1e-6));
+  const fs::path real = only_module(on.base / "real" / "cpu");
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  for (const std::string& path : {self, real.string()})
+    if (path.find_first_of(" \t\n") != std::string::npos) GTEST_SKIP() << "config cxx cannot hold the path " << path;
+  int64_t bad = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const fs::path dir = on.base / ("round-" + std::to_string(round));
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_all);
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.push_back(*e);
+    env.push_back("THEON_TEST_RACE_COMPILEDIR=" + dir.string());
+    env.push_back("THEON_TEST_RACE_CXX=" + self + " --theon-stand-in-compiler " + real.string() +
+                  " --round=" + std::to_string(round));
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string filter = "--gtest_filter=FusedCpuCache.ProcessesCompilingOneModuleAtOnceConverge";
+    std::string exe = self;
+    std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
+    std::vector<pid_t> racers;
+    for (int i = 0; i < kProcesses; ++i) {
+      const std::string log = (dir / ("racer-" + std::to_string(i) + ".log")).string();
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+      pid_t pid = 0;
+      const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+      posix_spawn_file_actions_destroy(&actions);
+      ASSERT_EQ(rc, 0) << std::strerror(rc);
+      racers.push_back(pid);
+    }
+    std::ofstream(dir / "go").close();
+    for (int i = 0; i < kProcesses; ++i) {
+      int status = 0;
+      ASSERT_EQ(waitpid(racers[i], &status, 0), racers[i]);
+      const fs::path log = dir / ("racer-" + std::to_string(i) + ".log");
+      const std::string text = read_bytes(log);
+      const bool warned = text.find("warning") != std::string::npos;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || warned) {
+        ++bad;
+        ADD_FAILURE() << "round " << round << ", process " << i << ": exit status " << status << "\n" << text;
+      }
+    }
+    fs::remove_all(dir);
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(FusedCpuCache, FailedCompileNamesItsLog) {

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -287,6 +289,59 @@ TEST(KernelCache, AFullDiskNeverLeavesATruncatedEntry) {
   VerifiedEntry e2;
   ASSERT_TRUE(folder.open("k2.cubin", e2));
   EXPECT_EQ(e2.bytes, other);
+}
+
+// Writers of one entry converge: the first complete, verified entry wins, later writers keep
+// it (even with other bytes, as a compiler whose output is not reproducible would give), and
+// a reader never sees one writer's bytes with another's record. Eight processes store their
+// own bytes under one new name per round (released together by a barrier) and open it.
+TEST(KernelCache, ConcurrentWritersOfOneEntryConverge) {
+  ScratchCache cache("race");
+  KernelCacheFolder folder("cpu");
+  constexpr int kProcesses = 8, kRounds = 50;
+  auto* barrier = static_cast<pthread_barrier_t*>(
+      mmap(nullptr, sizeof(pthread_barrier_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(barrier, MAP_FAILED);
+  pthread_barrierattr_t attr;
+  pthread_barrierattr_init(&attr);
+  pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  ASSERT_EQ(pthread_barrier_init(barrier, &attr, kProcesses), 0);
+  const std::string log = (cache.base / "children.log").string();
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // The children's warnings (an entry refused) go to a file the parent checks.
+      if (!freopen(log.c_str(), "a", stderr)) _exit(100);
+      int failures = 0;
+      for (int r = 0; r < kRounds; ++r) {
+        const std::string name = "round-" + std::to_string(r) + ".so", mine(20000 + 7 * p, static_cast<char>('a' + p));
+        pthread_barrier_wait(barrier);
+        std::string error;
+        VerifiedEntry e;
+        if (!folder.store(name, mine, error) || !folder.open(name, e)) ++failures;
+      }
+      _exit(std::min(failures, 99));
+    }
+    children.push_back(pid);
+  }
+  int failures = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    failures += WEXITSTATUS(status);
+  }
+  pthread_barrier_destroy(barrier);
+  munmap(barrier, sizeof(pthread_barrier_t));
+  EXPECT_EQ(failures, 0) << "stores or opens that failed";
+  EXPECT_EQ(read_file(log), "") << "no entry was refused";
+  for (int r = 0; r < kRounds; ++r) {
+    VerifiedEntry e;
+    EXPECT_TRUE(folder.open("round-" + std::to_string(r) + ".so", e)) << r;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder.dir()), fs::directory_iterator()), 2 * kRounds)
+      << "an entry and its record per round, no temporary";
 }
 
 TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
