@@ -11,9 +11,13 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -217,6 +221,28 @@ TEST(FusedCpuCache, ModuleBytesDependOnlyOnTheKey) {
   EXPECT_TRUE(read_bytes(one) == read_bytes(two)) << one << " and " << two << " differ";
 }
 
+// The linker creates a module per umask (0775 under umask 002, common where each user has a
+// group of their own): it is still moved into the cache and used, not refused as writable by
+// the group.
+TEST(FusedCpuCache, ModulesAreCachedUnderAGroupWritableUmask) {
+  Codegen on("umask");
+  Program p;
+  const Array want = p.reference();
+  on.use(on.base / "cache");
+  const mode_t saved = umask(002);
+  const auto before = fused_stats();
+  testing::internal::CaptureStderr();
+  const Array got = p.run();
+  const std::string err = testing::internal::GetCapturedStderr();
+  umask(saved);
+  EXPECT_TRUE(allclose(got, want, 1e-5, 1e-6));
+  EXPECT_EQ(fused_stats().compiled, before.compiled + 1);
+  EXPECT_EQ(fused_stats().interpreted_calls, before.interpreted_calls) << err;
+  struct stat st{};
+  ASSERT_EQ(stat(only_module(on.base / "cache" / "cpu").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 022, 0u);
+}
+
 // The race test below runs this test binary as a stand-in compiler (a real compile of every
 // module by eight processes for 50 rounds would take minutes): given
 // `--theon-stand-in-compiler <module>` first, it writes that module's bytes to the -o path,
@@ -244,25 +270,55 @@ const bool kActedAsCompiler = [] {
   _exit(bytes.empty() ? 1 : 0);
 }();
 
-// Eight processes (this binary again, running only this test as a child) compile the same
-// module at once, a new key every round (the stand-in compiler's round argument is part of
-// it), into one fresh compiledir; every one must run the kernel, none may warn or fall back
-// to the interpreter.
-TEST(FusedCpuCache, ProcessesCompilingOneModuleAtOnceConverge) {
-  constexpr int kProcesses = 8, kRounds = 50;
-  const char* child_dir = std::getenv("THEON_TEST_RACE_COMPILEDIR");
-  if (child_dir) {  // one racer: wait for the start, compile and run, report by exit code
-    config().cxx = std::getenv("THEON_TEST_RACE_CXX");
-    config().compiledir = child_dir;
-    Program p;
-    const fs::path go = fs::path(child_dir) / "go";
-    while (!fs::exists(go)) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const Array got = p.run();
-    const auto stats = fused_stats();
-    if (stats.interpreted_calls != 0) _exit(2);
-    if (stats.compiled + stats.loaded_from_disk != 1) _exit(3);
-    _exit(allclose(got, p.reference(), 1e-5, 1e-6) ? 0 : 4);
+constexpr int kRacers = 8, kRaceRounds = 50;
+
+// Round `round` of one racer: wait (at most a minute) until every racer has arrived, then
+// compile and run the program in the round's fresh compiledir (a new entry each round).
+// "" when the kernel ran generated code, else what went wrong.
+std::string race_round(const fs::path& base, std::atomic<int32_t>* arrived, int round) {
+  config().compiledir = (base / ("round-" + std::to_string(round))).string();
+  arrived[round].fetch_add(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (arrived[round].load() < kRacers) {
+    if (std::chrono::steady_clock::now() > deadline) return "the other racers did not arrive";
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  Program p;
+  const auto before = fused_stats();
+  const Array got = p.run();
+  const auto after = fused_stats();
+  if (after.interpreted_calls != before.interpreted_calls) return "fell back to the interpreter";
+  if (after.compiled + after.loaded_from_disk != before.compiled + before.loaded_from_disk + 1)
+    return "compiled or loaded " + std::to_string(after.compiled + after.loaded_from_disk - before.compiled -
+                                                  before.loaded_from_disk) + " modules";
+  if (!allclose(got, p.reference(), 1e-5, 1e-6)) return "wrong results";
+  return "";
+}
+
+// Eight processes (this binary again, running only this test as racers) compile the same
+// module at once, 50 rounds, each round into a new folder of one fresh compiledir; every one
+// must run the kernel, none may warn or fall back to the interpreter. The racers meet at the
+// start of each round on counters in a shared file.
+TEST(FusedCpuCache, ProcessesCompilingOneModuleAtOnceConverge) {
+  if (const char* racer_base = std::getenv("THEON_TEST_RACE_BASE")) {  // one racer
+    config().cxx = std::getenv("THEON_TEST_RACE_CXX");
+    const fs::path base = racer_base;
+    const int fd = ::open((base / "arrived").c_str(), O_RDWR | O_CLOEXEC);
+    void* shared = fd < 0 ? MAP_FAILED
+                          : mmap(nullptr, sizeof(std::atomic<int32_t>) * kRaceRounds, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED, fd, 0);
+    if (shared == MAP_FAILED) _exit(10);
+    auto* arrived = static_cast<std::atomic<int32_t>*>(shared);
+    int failed = 0;  // (a racer goes on after a failure: the others wait for it each round)
+    for (int round = 0; round < kRaceRounds; ++round) {
+      if (std::string why = race_round(base, arrived, round); !why.empty()) {
+        std::fprintf(stderr, "round %d: %s\n", round, why.c_str());
+        ++failed;
+      }
+    }
+    _exit(std::min(failed, 100));
+  }
+  static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t) && std::atomic<int32_t>::is_always_lock_free);
   Codegen on("race");
   Program p;
   // The module every stand-in compile copies: a real compile of the test's program.
@@ -272,50 +328,41 @@ TEST(FusedCpuCache, ProcessesCompilingOneModuleAtOnceConverge) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   for (const std::string& path : {self, real.string()})
     if (path.find_first_of(" \t\n") != std::string::npos) GTEST_SKIP() << "config cxx cannot hold the path " << path;
-  int64_t bad = 0;
-  for (int round = 0; round < kRounds; ++round) {
-    const fs::path dir = on.base / ("round-" + std::to_string(round));
-    fs::create_directories(dir);
-    fs::permissions(dir, fs::perms::owner_all);
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.push_back(*e);
-    env.push_back("THEON_TEST_RACE_COMPILEDIR=" + dir.string());
-    env.push_back("THEON_TEST_RACE_CXX=" + self + " --theon-stand-in-compiler " + real.string() +
-                  " --round=" + std::to_string(round));
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::string filter = "--gtest_filter=FusedCpuCache.ProcessesCompilingOneModuleAtOnceConverge";
-    std::string exe = self;
-    std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
-    std::vector<pid_t> racers;
-    for (int i = 0; i < kProcesses; ++i) {
-      const std::string log = (dir / ("racer-" + std::to_string(i) + ".log")).string();
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-      pid_t pid = 0;
-      const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
-      posix_spawn_file_actions_destroy(&actions);
-      ASSERT_EQ(rc, 0) << std::strerror(rc);
-      racers.push_back(pid);
+  std::ofstream(on.base / "arrived").close();
+  fs::resize_file(on.base / "arrived", sizeof(int32_t) * kRaceRounds);  // zeros: nobody has arrived
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  env.push_back("THEON_TEST_RACE_BASE=" + on.base.string());
+  env.push_back("THEON_TEST_RACE_CXX=" + self + " --theon-stand-in-compiler " + real.string());
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = self, filter = "--gtest_filter=FusedCpuCache.ProcessesCompilingOneModuleAtOnceConverge";
+  std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
+  std::vector<pid_t> racers;
+  for (int i = 0; i < kRacers; ++i) {
+    const std::string log = (on.base / ("racer-" + std::to_string(i) + ".log")).string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      ADD_FAILURE() << "cannot start racer " << i << ": " << std::strerror(rc);
+      break;  // the others give up after a minute
     }
-    std::ofstream(dir / "go").close();
-    for (int i = 0; i < kProcesses; ++i) {
-      int status = 0;
-      ASSERT_EQ(waitpid(racers[i], &status, 0), racers[i]);
-      const fs::path log = dir / ("racer-" + std::to_string(i) + ".log");
-      const std::string text = read_bytes(log);
-      const bool warned = text.find("warning") != std::string::npos;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || warned) {
-        ++bad;
-        ADD_FAILURE() << "round " << round << ", process " << i << ": exit status " << status << "\n" << text;
-      }
-    }
-    fs::remove_all(dir);
+    racers.push_back(pid);
   }
-  EXPECT_EQ(bad, 0);
+  for (size_t i = 0; i < racers.size(); ++i) {
+    int status = 0;
+    ASSERT_EQ(waitpid(racers[i], &status, 0), racers[i]);
+    const std::string text = read_bytes(on.base / ("racer-" + std::to_string(i) + ".log"));
+    ASSERT_TRUE(WIFEXITED(status)) << "racer " << i << " (status " << status << "):\n" << text;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "rounds that failed, racer " << i << ":\n" << text;
+    EXPECT_TRUE(text.find("warning") == std::string::npos) << "racer " << i << " warned:\n" << text;
+  }
 }
 
 TEST(FusedCpuCache, FailedCompileNamesItsLog) {

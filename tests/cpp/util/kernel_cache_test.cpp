@@ -291,6 +291,52 @@ TEST(KernelCache, AFullDiskNeverLeavesATruncatedEntry) {
   EXPECT_EQ(e2.bytes, other);
 }
 
+// A verified entry is never replaced: a later writer of the name (another process that
+// compiled it too, maybe to other bytes) gets the entry already there; a damaged one is
+// replaced.
+TEST(KernelCache, LaterWritersKeepTheFirstVerifiedEntry) {
+  ScratchCache cache("first");
+  KernelCacheFolder folder("cpu");
+  const fs::path dir = folder.dir();
+  const std::string first(3000, 'f'), second(4000, 's');
+  std::string error;
+  ASSERT_TRUE(folder.store("k.so", first, error)) << error;
+  ASSERT_TRUE(folder.store("k.so", second, error)) << error;
+  const std::string tmp = folder.temporary("k.so");
+  write_file(tmp, second);
+  VerifiedEntry e;
+  ASSERT_TRUE(folder.publish(tmp, "k.so", e, error)) << error;
+  EXPECT_EQ(e.bytes, first);
+  EXPECT_EQ(read_file(dir / "k.so"), first);
+  EXPECT_EQ(read_file(dir / "k.so.sha256"), "sha256 " + detail::sha256_hex(first) + " 3000\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2) << "no temporary is left";
+
+  fs::resize_file(dir / "k.so", 100);
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(folder.store("k.so", second, error)) << error;
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("it is removed and rebuilt"), std::string::npos) << err;
+  VerifiedEntry e2;
+  ASSERT_TRUE(folder.open("k.so", e2));
+  EXPECT_EQ(e2.bytes, second);
+}
+
+// A compiler's output is created per umask (0775 under umask 002); in the private folder only
+// this user wrote it, so it is moved in, made unwritable by group and others.
+TEST(KernelCache, AGroupWritableTemporaryIsPublishedPrivate) {
+  ScratchCache cache("umask");
+  KernelCacheFolder folder("cpu");
+  const std::string tmp = folder.temporary("m.so");
+  write_file(tmp, std::string(1000, 'm'));
+  fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_all | fs::perms::others_read | fs::perms::others_exec);
+  VerifiedEntry e;
+  std::string error;
+  ASSERT_TRUE(folder.publish(tmp, "m.so", e, error)) << error;
+  EXPECT_EQ(mode_of(e.path) & 022, 0u);
+  VerifiedEntry again;
+  EXPECT_TRUE(folder.open("m.so", again));
+}
+
 // Writers of one entry converge: the first complete, verified entry wins, later writers keep
 // it (even with other bytes, as a compiler whose output is not reproducible would give), and
 // a reader never sees one writer's bytes with another's record. Eight processes store their
@@ -355,6 +401,12 @@ TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
   const fs::path dead = dir / "aa.so.tmp-999999999-1.cpp", live = dir / ("bb.so.tmp-" + std::to_string(getpid()) + "-1"),
                  ancient = dir / ("cc.so.tmp-" + std::to_string(getpid()) + "-2"), entry = dir / "dd.so";
   for (auto& p : {dead, live, ancient, entry}) write_file(p, "x");
+  // A killed compile's work folder (make_work_folder), with its source and half an output.
+  const fs::path dead_work = dir / "ee.so.tmp-999999999-2-Ab12Cd";
+  fs::create_directories(dead_work);
+  write_file(dead_work / "module.cpp", "int x;");
+  write_file(dead_work / "module.so", "x");
+  fs::last_write_time(dead_work, old);
   fs::last_write_time(dead, old);
   fs::last_write_time(live, old);
   fs::last_write_time(ancient, fs::file_time_type::clock::now() - std::chrono::hours(2));
@@ -362,6 +414,7 @@ TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live));
   EXPECT_FALSE(fs::exists(ancient));
+  EXPECT_FALSE(fs::exists(dead_work));
   EXPECT_TRUE(fs::exists(entry));
 }
 
