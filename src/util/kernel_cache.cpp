@@ -382,7 +382,7 @@ bool KernelCacheFolder::publish(const std::string& temporary_path, const std::st
     why = "not a regular file";
   } else if (st.st_uid != geteuid()) {
     why = untrusted_owner_or_mode(st);
-  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && fchmod(fd, st.st_mode & 0755 & ~(S_IWGRP | S_IWOTH)) != 0) {
+  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && fchmod(fd, st.st_mode & 0755) != 0) {
     // (A linker creates its output per umask; in this private folder nobody else wrote it.)
     why = std::string("cannot make it private: ") + std::strerror(errno);
   } else if (!read_all(fd, bytes)) {

@@ -51,7 +51,8 @@ std::string sha256_hex(const std::string& bytes);
 /// An entry read from the cache (through one descriptor, kept open until destruction) and
 /// verified against its record. A module is then dlopen'ed by `path`: glibc matches loaded
 /// libraries by name, so /proc/self/fd/N (whose N is reused) cannot be used; the folder is
-/// private, so only this user could swap the file between the check and the load.
+/// private, so only this user could swap the file between the check and the load (and no
+/// writer replaces a verified entry: KernelCacheFolder::publish keeps the first).
 struct VerifiedEntry {
   int fd = -1;
   std::string path;

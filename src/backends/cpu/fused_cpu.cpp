@@ -478,6 +478,8 @@ bool compile_and_load(const std::string& source, const std::string& name, const 
     return false;
   }
   ++g_compiled;
+  std::error_code ec;
+  fs::remove(folder.log_path(name), ec);  // an earlier failure's log, now out of date
   detail::VerifiedEntry built;  // this module, or one another process put there first
   if (!folder.publish(out, name, built, error)) return false;
   return load(built, kernels, cxx, error);

@@ -2,6 +2,8 @@
 // patched or truncated module is never dlopen'ed (its constructor never runs, its "kernels"
 // never give results), it is rebuilt; the compiler runs without a shell, so cache paths with
 // spaces, quotes, ';' or '$(...)' work and run nothing else; a failed compile names its log.
+// A module's bytes depend only on its key, and processes compiling one module at once all
+// run it (none warns or falls back to the interpreter).
 #include <theon/theon.hpp>
 
 #include "backends/cpu/fused_cpu.hpp"
@@ -207,18 +209,22 @@ TEST(FusedCpuCache, HomeWithShellCharactersWorks) {
 
 // A module's bytes are a function of its key: compiled in two cache folders (two different
 // temporary paths), the compiler gives the same bytes, so two processes compiling one module
-// at once agree with each other's record.
+// at once agree with each other's record. With -g too (debug information names the source).
 TEST(FusedCpuCache, ModuleBytesDependOnlyOnTheKey) {
   Codegen on("reproducible");
   Program p;
   const Array want = p.reference();
-  on.use(on.base / "one");
-  ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
-  on.use(on.base / "two");
-  ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6));
-  const fs::path one = only_module(on.base / "one" / "cpu"), two = only_module(on.base / "two" / "cpu");
-  EXPECT_EQ(one.filename(), two.filename());
-  EXPECT_TRUE(read_bytes(one) == read_bytes(two)) << one << " and " << two << " differ";
+  for (const std::string cxx : {"c++", "c++ -g"}) {
+    config().cxx = cxx;
+    const fs::path one = on.base / (cxx + " one"), two = on.base / (cxx + " two");
+    on.use(one);
+    ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6)) << cxx;
+    on.use(two);
+    ASSERT_TRUE(allclose(p.run(), want, 1e-5, 1e-6)) << cxx;
+    const fs::path first = only_module(one / "cpu"), second = only_module(two / "cpu");
+    EXPECT_EQ(first.filename(), second.filename()) << cxx;
+    EXPECT_TRUE(read_bytes(first) == read_bytes(second)) << cxx << ": " << first << " and " << second << " differ";
+  }
 }
 
 // The linker creates a module per umask (0775 under umask 002, common where each user has a

@@ -1,5 +1,6 @@
 // The kernel cache's rules (util/kernel_cache): private folders, entries verified against the
-// SHA-256 recorded when they were written, stale temporaries removed, a size limit with LRU
+// SHA-256 recorded when they were written, concurrent writers of one entry converging on the
+// first verified one, stale temporaries removed, a size limit with LRU
 // eviction, clearing. The CPU backend's use of it (planted modules, compiler without a shell)
 // is tested in backends/fused_cpu_cache_test.cpp. Then the in-memory layer above it,
 // CompileOnceCache: one compile per key, keys in parallel, a failed compile retried.
