@@ -249,8 +249,8 @@ TEST(FusedCpuCache, ModulesAreCachedUnderAGroupWritableUmask) {
   EXPECT_EQ(st.st_mode & 022, 0u);
 }
 
-// The race test below runs this test binary as a stand-in compiler (a real compile of every
-// module by eight processes for 50 rounds would take minutes): given
+// The race test below runs this test binary as a stand-in compiler (its 400 compiles, real,
+// cost about 100 CPU seconds: 0.24 s each on the project's machine): given
 // `--theon-stand-in-compiler <module>` first, it writes that module's bytes to the -o path,
 // followed by its source path and pid, so every compile gives other bytes (as a compiler
 // that embeds its temporary file names would), and `--version` prints a line. It runs before
