@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -218,6 +219,29 @@ bool is_record(const std::string& name) {
 
 std::atomic<uint64_t> g_serial{0};
 
+// A lock on a cache folder (flock on the folder itself, so it adds no file): exclusive while
+// an entry is moved in or removed, shared while one is verified. Threads of one process
+// exclude each other too (each lock has its own descriptor). Where the filesystem has no
+// flock (some network filesystems), the cache works unlocked: compiles are reproducible, so
+// concurrent writers of an entry still write the same bytes.
+class FolderLock {
+ public:
+  FolderLock(const std::string& dir, int operation)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) return;
+    while (flock(fd_, operation) != 0 && errno == EINTR) {
+    }
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+  ~FolderLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock
+  }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 std::string untrusted_dir_reason(const std::string& dir) {
@@ -279,6 +303,13 @@ VerifiedEntry::~VerifiedEntry() {
 KernelCacheFolder::KernelCacheFolder(const std::string& backend) : dir_(kernel_cache_dir(backend)) {}
 
 bool KernelCacheFolder::open(const std::string& name, VerifiedEntry& out) const {
+  // Shared: no writer moves an entry in meanwhile, so a mismatch is a damaged entry (never a
+  // half-published one) and removing it cannot remove a writer's new entry.
+  FolderLock lock(dir_, LOCK_SH);
+  return open_locked(name, out);
+}
+
+bool KernelCacheFolder::open_locked(const std::string& name, VerifiedEntry& out) const {
   const std::string path = dir_ + "/" + name;
   struct stat st{};
   if (lstat(path.c_str(), &st) != 0) return false;  // not cached
@@ -323,38 +354,79 @@ std::string KernelCacheFolder::temporary(const std::string& name, const std::str
 
 std::string KernelCacheFolder::log_path(const std::string& name) const { return dir_ + "/" + name + ".log"; }
 
+std::string KernelCacheFolder::make_work_folder(const std::string& name, std::string& error) const {
+  std::string templ = temporary(name, "-XXXXXX");
+  if (!mkdtemp(templ.data())) {
+    error = "cannot create a folder for compiling in " + dir_ + ": " + std::strerror(errno);
+    return "";
+  }
+  return templ;
+}
+
 bool KernelCacheFolder::store(const std::string& name, const std::string& bytes, std::string& error) const {
   const std::string tmp = temporary(name);
   if (!write_new_file(tmp, bytes, error)) return false;
-  return adopt(tmp, name, error);
+  VerifiedEntry entry;
+  return publish(tmp, name, entry, error);
 }
 
-bool KernelCacheFolder::adopt(const std::string& temporary_path, const std::string& name, std::string& error) const {
+bool KernelCacheFolder::publish(const std::string& temporary_path, const std::string& name, VerifiedEntry& out,
+                                std::string& error) const {
+  // Read through the descriptor that becomes the entry's once it is moved in.
+  const int fd = ::open(temporary_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   std::string bytes, why;
-  const int fd = open_trusted(temporary_path, why);
-  const bool read_ok = fd >= 0 && read_all(fd, bytes);
-  if (fd >= 0) close(fd);
-  if (!read_ok) {
-    error = "cannot read " + temporary_path + (why.empty() ? "" : ": " + why);
+  struct stat st{};
+  if (fd < 0) {
+    why = std::strerror(errno);
+  } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (st.st_uid != geteuid()) {
+    why = untrusted_owner_or_mode(st);
+  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && fchmod(fd, st.st_mode & 0755) != 0) {
+    // (A linker creates its output per umask; in this private folder nobody else wrote it.)
+    why = std::string("cannot make it private: ") + std::strerror(errno);
+  } else if (!read_all(fd, bytes)) {
+    why = std::strerror(errno);
+  }
+  if (!why.empty()) {
+    if (fd >= 0) close(fd);
+    error = "cannot read " + temporary_path + ": " + why;
     unlink(temporary_path.c_str());
     return false;
   }
   const std::string path = dir_ + "/" + name;
-  const std::string record_tmp = temporary(name + kRecordSuffix);
-  // The record first: a reader that sees the new record with the old entry rebuilds.
   const std::string record = record_text(bytes);
-  if (!write_new_file(record_tmp, record, error)) {
-    unlink(temporary_path.c_str());
-    return false;
+  {
+    FolderLock lock(dir_, LOCK_EX);
+    // The first complete, verified entry wins: a compiler need not give the same bytes twice,
+    // and replacing an entry would let a reader pair it with the other writer's record.
+    if (open_locked(name, out)) {
+      close(fd);
+      unlink(temporary_path.c_str());
+      return true;
+    }
+    // The record first: a crash between the renames leaves a record without its entry (not
+    // cached) or, over a damaged entry, a mismatch (removed and rebuilt), never a wrong pass.
+    const std::string record_tmp = temporary(name + kRecordSuffix);
+    if (!write_new_file(record_tmp, record, error)) {
+      close(fd);
+      unlink(temporary_path.c_str());
+      return false;
+    }
+    if (rename(record_tmp.c_str(), (path + kRecordSuffix).c_str()) != 0 ||
+        rename(temporary_path.c_str(), path.c_str()) != 0) {
+      error = "cannot move " + temporary_path + " into the cache: " + std::strerror(errno);
+      close(fd);
+      unlink(record_tmp.c_str());
+      unlink(temporary_path.c_str());
+      return false;
+    }
   }
-  if (rename(record_tmp.c_str(), (path + kRecordSuffix).c_str()) != 0 ||
-      rename(temporary_path.c_str(), path.c_str()) != 0) {
-    error = "cannot move " + temporary_path + " into the cache: " + std::strerror(errno);
-    unlink(record_tmp.c_str());
-    unlink(temporary_path.c_str());
-    return false;
-  }
-  enforce_kernel_cache_limit(path, static_cast<int64_t>(bytes.size() + record.size()));
+  if (out.fd >= 0) close(out.fd);
+  out.fd = fd;
+  out.path = path;
+  out.bytes = std::move(bytes);
+  enforce_kernel_cache_limit(path, static_cast<int64_t>(out.bytes.size() + record.size()));
   return true;
 }
 
@@ -374,7 +446,7 @@ int remove_stale_temporaries(const std::string& dir) {
     // writers in another pid namespace) or an hour-old temporary goes.
     const bool writer_gone = pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
     if ((writer_gone && age > std::chrono::minutes(1)) || age > std::chrono::hours(1)) {
-      if (fs::remove(it->path(), tec)) ++removed;
+      if (fs::remove_all(it->path(), tec) > 0) ++removed;  // a file, or a compile's work folder
     }
   }
   return removed;
@@ -440,6 +512,7 @@ void enforce_kernel_cache_limit(const std::string& keep, int64_t added_bytes) {
   for (auto& e : entries) {
     if (total <= limit) break;
     if (e.path.string() == keep) continue;
+    FolderLock folder_lock(e.path.parent_path().string(), LOCK_EX);  // no reader sees half an entry
     std::error_code ec;
     fs::remove(e.path, ec);
     fs::remove(e.path.string() + kRecordSuffix, ec);
@@ -474,6 +547,7 @@ int64_t clear_kernel_cache() {
   for (auto b = fs::directory_iterator(root, ec); !ec && b != fs::directory_iterator(); b.increment(ec)) {
     std::error_code bec;
     if (!b->is_directory(bec) || b->is_symlink(bec)) continue;
+    detail::FolderLock lock(b->path().string(), LOCK_EX);
     for (auto f = fs::directory_iterator(b->path(), bec); !bec && f != fs::directory_iterator(); f.increment(bec)) {
       std::error_code fec;
       if (!f->is_regular_file(fec) && !f->is_symlink(fec)) continue;

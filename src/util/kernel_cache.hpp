@@ -8,6 +8,10 @@
 //  - every entry is written atomically with a record of its SHA-256 beside it
 //    (`<name>.sha256`) and is used only when its bytes, read through one descriptor, match;
 //    a mismatch (truncated, empty, patched, foreign) is removed and rebuilt;
+//  - writers of one entry converge: under the folder's lock (flock on the folder) an entry is
+//    moved in only when no verified entry of that name is there; otherwise the first one
+//    wins and the later writer uses it. Readers verify under the same lock (shared), so they
+//    never see one writer's bytes with another's record;
 //  - temporaries of a killed compile are removed the next time the folder is opened, and the
 //    whole cache is kept under config().compiledir_max_mb by evicting the least recently used.
 // Above the disk, CompileOnceCache is the in-memory layer every backend uses: one compile (or
@@ -47,7 +51,8 @@ std::string sha256_hex(const std::string& bytes);
 /// An entry read from the cache (through one descriptor, kept open until destruction) and
 /// verified against its record. A module is then dlopen'ed by `path`: glibc matches loaded
 /// libraries by name, so /proc/self/fd/N (whose N is reused) cannot be used; the folder is
-/// private, so only this user could swap the file between the check and the load.
+/// private, so only this user could swap the file between the check and the load (and no
+/// writer replaces a verified entry: KernelCacheFolder::publish keeps the first).
 struct VerifiedEntry {
   int fd = -1;
   std::string path;
@@ -68,24 +73,36 @@ class KernelCacheFolder {
   /// exists but does not verify, it is removed (with a warning saying why) and false returned.
   bool open(const std::string& name, VerifiedEntry& out) const;
 
-  /// Writes `bytes` as entry `name` with its record, each atomically (temporary + rename);
-  /// every write is checked. False with `error` set (and nothing left behind) on failure.
+  /// Writes `bytes` as entry `name` with its record (see publish: when a verified entry of
+  /// that name is already there, it is kept); every write is checked. False with `error` set
+  /// (and nothing left behind) on failure.
   bool store(const std::string& name, const std::string& bytes, std::string& error) const;
 
-  /// Moves a finished temporary file (e.g. compiler output) in as entry `name`, with its record.
-  bool adopt(const std::string& temporary, const std::string& name, std::string& error) const;
+  /// Moves a finished temporary file (e.g. compiler output) in as entry `name`, with its
+  /// record (record first, each by rename), unless a verified entry `name` is already there:
+  /// then another writer finished first, its entry wins and the temporary is removed. Either
+  /// way `out` is the entry now in place, verified. False with `error` set (and nothing left
+  /// behind) on failure.
+  bool publish(const std::string& temporary, const std::string& name, VerifiedEntry& out, std::string& error) const;
 
   /// A temporary path for entry `name` unique to this process and call: "<name>.tmp-<pid>-<n><suffix>".
   std::string temporary(const std::string& name, const std::string& suffix = "") const;
 
-  /// Where the compiler's output for entry `name` goes ("<name>.log"; kept when it fails).
+  /// A new private (0700) folder for building entry `name` ("<name>.tmp-<pid>-<n>-XXXXXX",
+  /// swept like a temporary when its process is gone); "" with `error` set on failure. A
+  /// compiler writes a source of a fixed name there, so no unique name reaches its output.
+  std::string make_work_folder(const std::string& name, std::string& error) const;
+
+  /// Where a failed compile's output for entry `name` is kept ("<name>.log").
   std::string log_path(const std::string& name) const;
 
  private:
+  bool open_locked(const std::string& name, VerifiedEntry& out) const;  // open(), lock held
   std::string dir_;
 };
 
-/// Removes temporaries left in `dir` by processes that are gone (or older than an hour).
+/// Removes temporaries (files and work folders) left in `dir` by processes that are gone (or
+/// older than an hour).
 /// Runs once per folder per process from KernelCacheFolder; public for tests.
 int remove_stale_temporaries(const std::string& dir);
 

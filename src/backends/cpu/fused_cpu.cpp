@@ -427,6 +427,13 @@ std::string read_text(const std::string& path) {
 
 // build_module's work: the module `name` from the disk cache, else compiled from `source`,
 // then loaded (its kernels registered); false with `error` set on failure.
+//
+// The module's bytes must be a function of its name (the key), or two processes compiling it
+// at once would write different bytes: the compiler embeds the source's file name (a symbol,
+// the build-id), so the source is always `module.cpp`, in a private folder of this compile,
+// and -ffile-prefix-map hides that folder from what debug information a `cxx` with -g adds.
+// Concurrent writers then converge in KernelCacheFolder::publish: the first verified entry
+// wins, and the others load it.
 bool compile_and_load(const std::string& source, const std::string& name, const std::string& cxx,
                       const std::vector<std::string>& flags, const std::vector<KernelSource>& kernels,
                       std::string& error) {
@@ -435,41 +442,46 @@ bool compile_and_load(const std::string& source, const std::string& name, const 
     ++g_loaded;
     return true;
   }
-  const std::string tmp = folder.temporary(name);
-  const std::string log = folder.log_path(name);
+  const std::string work = folder.make_work_folder(name, error);
+  if (work.empty()) return false;
+  struct RemoveWhenDone {
+    const std::string& path;
+    ~RemoveWhenDone() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_work{work};
+  const std::string src = work + "/module.cpp", out = work + "/module.so", log = work + "/compile.log";
   {
-    std::ofstream f(tmp + ".cpp");
+    std::ofstream f(src);
     f << source;
     f.close();
     if (!f) {
-      error = "cannot write " + tmp + ".cpp";
-      std::error_code ec;
-      fs::remove(tmp + ".cpp", ec);
+      error = "cannot write " + src;
       return false;
     }
   }
   std::vector<std::string> argv = detail::split_words(cxx);
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {tmp + ".cpp", "-o", tmp});
+  argv.insert(argv.end(), {"-ffile-prefix-map=" + work + "=.", src, "-o", out});
   if (have_sleef()) argv.push_back("-lsleef");
   const detail::ProcessResult run = detail::run_program(argv, log);
-  std::error_code ec;
-  fs::remove(tmp + ".cpp", ec);
   if (!run.ok()) {
-    fs::remove(tmp, ec);
+    // The log outlives the work folder (each compile writes its own, so concurrent compiles
+    // of one module do not mix theirs).
+    const std::string kept = folder.log_path(name);
+    std::error_code ec;
+    fs::rename(log, kept, ec);
     error = "the compiler (" + cxx + ") failed" + (run.error.empty() ? " with exit code " + std::to_string(run.exit_code)
                                                                       : ": " + run.error) +
-            "; its output is in " + log + ":\n" + read_text(log).substr(0, 2000);
+            "; its output is in " + kept + ":\n" + read_text(kept).substr(0, 2000);
     return false;
   }
   ++g_compiled;
-  fs::remove(log, ec);
-  if (!folder.adopt(tmp, name, error)) return false;
-  detail::VerifiedEntry built;
-  if (!folder.open(name, built)) {
-    error = "the module just built was not found in the cache: " + folder.dir() + "/" + name;
-    return false;
-  }
+  std::error_code ec;
+  fs::remove(folder.log_path(name), ec);  // an earlier failure's log, now out of date
+  detail::VerifiedEntry built;  // this module, or one another process put there first
+  if (!folder.publish(out, name, built, error)) return false;
   return load(built, kernels, cxx, error);
 }
 

@@ -149,6 +149,8 @@ namespace {
 std::string compile_uncached(const KernelSource& src, int arch, bool fmad, const std::string& key) {
   // The disk cache verifies each cubin against the SHA-256 recorded when it was written; a
   // failed write (a full disk) leaves nothing behind and costs only the next process a compile.
+  // When another process stored this cubin first, its verified entry is kept (store never
+  // replaces one); this process uses its own compile of the same source.
   const detail::KernelCacheFolder folder("cuda");
   const std::string name = key + ".cubin";
   if (detail::VerifiedEntry cached; folder.open(name, cached) && !cached.bytes.empty()) {

@@ -1,5 +1,6 @@
 // The kernel cache's rules (util/kernel_cache): private folders, entries verified against the
-// SHA-256 recorded when they were written, stale temporaries removed, a size limit with LRU
+// SHA-256 recorded when they were written, concurrent writers of one entry converging on the
+// first verified one, stale temporaries removed, a size limit with LRU
 // eviction, clearing. The CPU backend's use of it (planted modules, compiler without a shell)
 // is tested in backends/fused_cpu_cache_test.cpp. Then the in-memory layer above it,
 // CompileOnceCache: one compile per key, keys in parallel, a failed compile retried.
@@ -10,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -289,6 +292,105 @@ TEST(KernelCache, AFullDiskNeverLeavesATruncatedEntry) {
   EXPECT_EQ(e2.bytes, other);
 }
 
+// A verified entry is never replaced: a later writer of the name (another process that
+// compiled it too, maybe to other bytes) gets the entry already there; a damaged one is
+// replaced.
+TEST(KernelCache, LaterWritersKeepTheFirstVerifiedEntry) {
+  ScratchCache cache("first");
+  KernelCacheFolder folder("cpu");
+  const fs::path dir = folder.dir();
+  const std::string first(3000, 'f'), second(4000, 's');
+  std::string error;
+  ASSERT_TRUE(folder.store("k.so", first, error)) << error;
+  ASSERT_TRUE(folder.store("k.so", second, error)) << error;
+  const std::string tmp = folder.temporary("k.so");
+  write_file(tmp, second);
+  VerifiedEntry e;
+  ASSERT_TRUE(folder.publish(tmp, "k.so", e, error)) << error;
+  EXPECT_EQ(e.bytes, first);
+  EXPECT_EQ(read_file(dir / "k.so"), first);
+  EXPECT_EQ(read_file(dir / "k.so.sha256"), "sha256 " + detail::sha256_hex(first) + " 3000\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2) << "no temporary is left";
+
+  fs::resize_file(dir / "k.so", 100);
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(folder.store("k.so", second, error)) << error;
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("it is removed and rebuilt"), std::string::npos) << err;
+  VerifiedEntry e2;
+  ASSERT_TRUE(folder.open("k.so", e2));
+  EXPECT_EQ(e2.bytes, second);
+}
+
+// A compiler's output is created per umask (0775 under umask 002); in the private folder only
+// this user wrote it, so it is moved in, made unwritable by group and others.
+TEST(KernelCache, AGroupWritableTemporaryIsPublishedPrivate) {
+  ScratchCache cache("umask");
+  KernelCacheFolder folder("cpu");
+  const std::string tmp = folder.temporary("m.so");
+  write_file(tmp, std::string(1000, 'm'));
+  fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_all | fs::perms::others_read | fs::perms::others_exec);
+  VerifiedEntry e;
+  std::string error;
+  ASSERT_TRUE(folder.publish(tmp, "m.so", e, error)) << error;
+  EXPECT_EQ(mode_of(e.path) & 022, 0u);
+  VerifiedEntry again;
+  EXPECT_TRUE(folder.open("m.so", again));
+}
+
+// Writers of one entry converge: the first complete, verified entry wins, later writers keep
+// it (even with other bytes, as a compiler whose output is not reproducible would give), and
+// a reader never sees one writer's bytes with another's record. Eight processes store their
+// own bytes under one new name per round (released together by a barrier) and open it.
+TEST(KernelCache, ConcurrentWritersOfOneEntryConverge) {
+  ScratchCache cache("race");
+  KernelCacheFolder folder("cpu");
+  constexpr int kProcesses = 8, kRounds = 50;
+  auto* barrier = static_cast<pthread_barrier_t*>(
+      mmap(nullptr, sizeof(pthread_barrier_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(barrier, MAP_FAILED);
+  pthread_barrierattr_t attr;
+  pthread_barrierattr_init(&attr);
+  pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  ASSERT_EQ(pthread_barrier_init(barrier, &attr, kProcesses), 0);
+  const std::string log = (cache.base / "children.log").string();
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // The children's warnings (an entry refused) go to a file the parent checks.
+      if (!freopen(log.c_str(), "a", stderr)) _exit(100);
+      int failures = 0;
+      for (int r = 0; r < kRounds; ++r) {
+        const std::string name = "round-" + std::to_string(r) + ".so", mine(20000 + 7 * p, static_cast<char>('a' + p));
+        pthread_barrier_wait(barrier);
+        std::string error;
+        VerifiedEntry e;
+        if (!folder.store(name, mine, error) || !folder.open(name, e)) ++failures;
+      }
+      _exit(std::min(failures, 99));
+    }
+    children.push_back(pid);
+  }
+  int failures = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    failures += WEXITSTATUS(status);
+  }
+  pthread_barrier_destroy(barrier);
+  munmap(barrier, sizeof(pthread_barrier_t));
+  EXPECT_EQ(failures, 0) << "stores or opens that failed";
+  EXPECT_EQ(read_file(log), "") << "no entry was refused";
+  for (int r = 0; r < kRounds; ++r) {
+    VerifiedEntry e;
+    EXPECT_TRUE(folder.open("round-" + std::to_string(r) + ".so", e)) << r;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder.dir()), fs::directory_iterator()), 2 * kRounds)
+      << "an entry and its record per round, no temporary";
+}
+
 TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
   ScratchCache cache("stale");
   const fs::path dir = cache.root / "cpu";
@@ -300,6 +402,12 @@ TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
   const fs::path dead = dir / "aa.so.tmp-999999999-1.cpp", live = dir / ("bb.so.tmp-" + std::to_string(getpid()) + "-1"),
                  ancient = dir / ("cc.so.tmp-" + std::to_string(getpid()) + "-2"), entry = dir / "dd.so";
   for (auto& p : {dead, live, ancient, entry}) write_file(p, "x");
+  // A killed compile's work folder (make_work_folder), with its source and half an output.
+  const fs::path dead_work = dir / "ee.so.tmp-999999999-2-Ab12Cd";
+  fs::create_directories(dead_work);
+  write_file(dead_work / "module.cpp", "int x;");
+  write_file(dead_work / "module.so", "x");
+  fs::last_write_time(dead_work, old);
   fs::last_write_time(dead, old);
   fs::last_write_time(live, old);
   fs::last_write_time(ancient, fs::file_time_type::clock::now() - std::chrono::hours(2));
@@ -307,6 +415,7 @@ TEST(KernelCache, StaleTemporariesAreRemovedOnTheNextStart) {
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live));
   EXPECT_FALSE(fs::exists(ancient));
+  EXPECT_FALSE(fs::exists(dead_work));
   EXPECT_TRUE(fs::exists(entry));
 }
 
