@@ -34,7 +34,7 @@ class FloatX {
 };
 
 struct Config {
-#define THEON_OPTION(name, type, def, doc) type name = def;
+#define THEON_OPTION(name, type, def, doc, test) type name = def;
 #include <theon/options.def>
 #undef THEON_OPTION
 
