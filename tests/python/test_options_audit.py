@@ -145,6 +145,8 @@ def test_refused_keywords_say_why():
         theon.sandbox.cuda.use("gpu", enable_cuda=False)
     with pytest.raises(TypeError, match="permutation"):
         T.shared_randomstreams.RandomStreams(1).permutation(n=4, ndim=2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'use_cuda'"):
+        T.shared_randomstreams.RandomStreams(1, use_cuda=True)  # used to be swallowed
 
 
 # ---- warned about once ------------------------------------------------------------------------------
@@ -167,6 +169,8 @@ def test_ignored_keywords_warn_once():
         "verify_grad(no_debug_ref=False)": lambda: theon.gradient.verify_grad(
             T.tanh, [np.array([0.2])], n_tests=1, no_debug_ref=False),
         "theano.gpuarray.use(preallocate=...)": lambda: theon.gpuarray.use("cuda", preallocate=0.5),
+        "theano.tensor.nnet.conv.conv2d(imshp=...)": lambda: T.nnet.conv.conv2d(
+            T.tensor4("img"), T.tensor4("w"), imshp=(1, 5, 5)),
     }
     for what, call in cases.items():
         message = _warned_once(call)

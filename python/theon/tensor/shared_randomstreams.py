@@ -45,7 +45,9 @@ def _dtype_name(dtype):
 class RandomStreams:
     """Theano's theano.tensor.shared_randomstreams.RandomStreams(seed)."""
 
-    def __init__(self, seed=None, **_ignored):
+    def __init__(self, seed=None, **kwargs):
+        if kwargs:  # Theano's RandomStreams takes only a seed
+            raise TypeError(f"RandomStreams() got an unexpected keyword argument {next(iter(kwargs))!r}")
         self._seed = _DEFAULT_SEED if seed is None else int(seed)
         self._r = _core.RandomStreams(self._seed)
 
