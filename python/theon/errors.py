@@ -15,12 +15,15 @@ TheonMemoryError          MemoryError: an allocation failed (the message gives t
 TheonRuntimeError         RuntimeError: any other error from the core
 GradientError             RuntimeError: verify_grad found a wrong gradient
 ========================  =========================================================
+
+Warnings: :class:`IgnoredArgumentWarning` (a UserWarning, not an error) says once that a
+Theano keyword argument is accepted and ignored (docs/guide/config.md lists them).
 """
 from ._core import (ConfigError, DeviceError, GradientError, InternalError, ShapeError, TheonError,
                     TheonIndexError, TheonMemoryError, TheonNotImplementedError, TheonRuntimeError,
                     TheonTypeError, TheonValueError)
 
-__all__ = ["IgnoredArgumentWarning", "TheonError", "TheonTypeError", "ShapeError", "TheonValueError", "ConfigError", "TheonIndexError",
+__all__ = ["TheonError", "TheonTypeError", "ShapeError", "TheonValueError", "ConfigError", "TheonIndexError",
            "TheonNotImplementedError", "DeviceError", "NoCudaDeviceError", "InternalError", "TheonRuntimeError",
            "GradientError", "TheonMemoryError"]
 
