@@ -7,7 +7,8 @@
 // ("key=value,key=value", Theano's format). Theano keys that Theon does not support warn
 // once; unknown keys and malformed values raise ConfigError, and a rejected flag string applies
 // nothing. Options not implemented yet (profile, contexts, print_active_device) warn once when
-// set; Theano's warn.* keys are accepted and ignored with one warning.
+// set to another value than their default; Theano's warn.* keys are accepted and ignored with
+// one warning. Each option's row in options.def names the test that proves its effect.
 #pragma once
 #include <theon/dtype.hpp>
 
@@ -34,7 +35,7 @@ class FloatX {
 };
 
 struct Config {
-#define THEON_OPTION(name, type, def, doc) type name = def;
+#define THEON_OPTION(name, type, def, doc, test) type name = def;
 #include <theon/options.def>
 #undef THEON_OPTION
 

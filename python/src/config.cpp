@@ -17,7 +17,7 @@ nb::object to_py(FloatX v) { return nb::str(std::string(dtype_name(v)).c_str());
 
 nb::object config_get(const std::string& key) {
   Config& c = config();
-#define THEON_OPTION(name, type, def, doc) \
+#define THEON_OPTION(name, type, def, doc, test) \
   if (key == #name) return to_py(c.name);
 #include <theon/options.def>
 #undef THEON_OPTION
@@ -25,7 +25,7 @@ nb::object config_get(const std::string& key) {
 }
 
 std::string config_doc(const std::string& key) {
-#define THEON_OPTION(name, type, def, doc) \
+#define THEON_OPTION(name, type, def, doc, test) \
   if (key == #name) return doc;
 #include <theon/options.def>
 #undef THEON_OPTION

@@ -511,15 +511,15 @@ class TensorVariable:
     # ---- reductions and friends (theon.tensor's functions) ----
     def sum(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from . import tensor
-        return tensor.sum(self, axis, dtype=dtype, keepdims=keepdims)
+        return tensor.sum(self, axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def mean(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from . import tensor
-        return tensor.mean(self, axis, dtype=dtype, keepdims=keepdims)
+        return tensor.mean(self, axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def prod(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from . import tensor
-        return tensor.prod(self, axis, dtype=dtype, keepdims=keepdims)
+        return tensor.prod(self, axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def max(self, axis=None, keepdims=False):
         from . import tensor
@@ -687,6 +687,11 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, ta
     scalar; copied unless borrow=True)."""
     if isinstance(value, TensorVariable):
         raise TheonTypeError("shared() takes a value (a NumPy array or a number), not a symbolic variable")
+    if strict or allow_downcast is not None:
+        from .errors import warn_ignored_once
+        warn_ignored_once(f"shared({'strict=' + repr(strict) if strict else 'allow_downcast=' + repr(allow_downcast)})",
+                          "set_value() keeps the variable's dtype and rank, converting a value only where "
+                          "no number changes")
     from ._device import _is_cuda_dlpack
     if _is_cuda_dlpack(value):  # a torch/CuPy CUDA array: through a DeviceArray (NoCudaDeviceError without a GPU)
         from ._dlpack import from_dlpack

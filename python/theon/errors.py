@@ -15,6 +15,9 @@ TheonMemoryError          MemoryError: an allocation failed (the message gives t
 TheonRuntimeError         RuntimeError: any other error from the core
 GradientError             RuntimeError: verify_grad found a wrong gradient
 ========================  =========================================================
+
+Warnings: :class:`IgnoredArgumentWarning` (a UserWarning, not an error) says once that a
+Theano keyword argument is accepted and ignored (docs/guide/config.md lists them).
 """
 from ._core import (ConfigError, DeviceError, GradientError, InternalError, ShapeError, TheonError,
                     TheonIndexError, TheonMemoryError, TheonNotImplementedError, TheonRuntimeError,
@@ -37,3 +40,24 @@ class NoCudaDeviceError(DeviceError, TheonNotImplementedError):
 def not_available(what, why="contexts land with the multi-GPU work"):
     """A NotImplementedError (TheonNotImplementedError) saying `what` is not available yet."""
     return TheonNotImplementedError(f"{what} is not available yet: {why}")
+
+
+class IgnoredArgumentWarning(UserWarning):
+    """A Theano keyword argument Theon accepts but does not act on (it would change nothing
+    Theon computes, or Theon has no counterpart); warned once per argument and process."""
+
+    __module__ = "theon.errors"
+
+
+_warned_ignored = set()
+
+
+def warn_ignored_once(what, why, stacklevel=3):
+    """Warns once per `what` (e.g. "shared(strict=True)") that Theon ignores it, and why;
+    `stacklevel` as for warnings.warn, counted from the caller of this function."""
+    if what in _warned_ignored:
+        return
+    _warned_ignored.add(what)
+    import warnings
+    warnings.warn(f"{what} is accepted for Theano compatibility and ignored: {why}", IgnoredArgumentWarning,
+                  stacklevel=stacklevel)

@@ -26,6 +26,11 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", add_nam
     if return_disconnected not in ("zero", "Zero"):
         raise TheonNotImplementedError(f"grad(return_disconnected={return_disconnected!r}) is not available yet: "
                                        "disconnected inputs get zeros")
+    if null_gradients == "return_zero":
+        raise TheonNotImplementedError("grad(null_gradients='return_zero') is not available yet: an undefined "
+                                       "gradient raises")
+    if null_gradients != "raise":
+        raise ValueError(f"grad: null_gradients must be 'raise' or 'return_zero', got {null_gradients!r}")
     ws, single = _wrt_list(wrt)
     c = _core.undefined_var() if cost is None else _v(cost)
     gs = _core.grad(c, [_v(w) for w in ws], disconnected_inputs,
@@ -44,10 +49,17 @@ def _no_consider_constant(consider_constant, what):
         raise TheonNotImplementedError(f"{what}(consider_constant=...) is not available yet")
 
 
+def _check_connected(cost, ws, disconnected_inputs):
+    """Theano's disconnected_inputs for jacobian/hessian: an input the expression does not depend
+    on raises, warns or is ignored (zeros) as grad() does (its gradient graph is only built)."""
+    _core.grad(_v(cost), [_v(w) for w in ws], disconnected_inputs, [], [])
+
+
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """d expression[i] / d wrt for a vector expression of static length."""
     _no_consider_constant(consider_constant, "jacobian")
     ws, single = _wrt_list(wrt)
+    _check_connected(as_tensor_variable(expression).sum(), ws, disconnected_inputs)
     out = [TensorVariable(_core.jacobian(_v(expression), _v(w))) for w in ws]
     return out[0] if single else out
 
@@ -56,6 +68,7 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """The Hessian of scalar cost with respect to vector(s) wrt of static length."""
     _no_consider_constant(consider_constant, "hessian")
     ws, single = _wrt_list(wrt)
+    _check_connected(cost, ws, disconnected_inputs)
     out = [TensorVariable(_core.hessian(_v(cost), _v(w))) for w in ws]
     return out[0] if single else out
 
@@ -170,6 +183,26 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
     the input and the worst element. `pt`: a list of NumPy arrays (or numbers)."""
     if not isinstance(pt, (list, tuple)):
         raise TypeError("verify_grad: pt must be a list of NumPy arrays")
+    if out_type is not None:
+        raise TheonNotImplementedError(f"verify_grad(out_type={out_type!r}) is not available: Theon has no complex "
+                                       "dtypes; the check runs in float64")
+    if cast_to_output_type:
+        from .errors import warn_ignored_once
+        warn_ignored_once("verify_grad(cast_to_output_type=True)", "the check runs in float64 throughout")
+    if not no_debug_ref:
+        from .errors import warn_ignored_once
+        warn_ignored_once("verify_grad(no_debug_ref=False)", "Theon has no DebugMode reference implementation")
+    if mode is not None:  # the functions the check compiles run in this mode
+        from .configparser import config
+        if isinstance(mode, str):
+            mode_name = mode
+        elif hasattr(mode, "optimizer_mode"):  # a MonitorMode: its optimizer's mode (None: the default)
+            mode_name = mode.optimizer_mode() or config.mode
+        else:
+            raise TypeError(f"verify_grad: mode must be a mode name (e.g. 'FAST_COMPILE'), got {mode!r}")
+        with config.change_flags(mode=mode_name):
+            return verify_grad(fun, pt, n_tests, rng, eps, None, abs_tol, rel_tol, None, cast_to_output_type,
+                               no_debug_ref)
     points = [np.ascontiguousarray(_theon_array(np.asarray(p), f"verify_grad: point {k}"), dtype=np.float64)
               for k, p in enumerate(pt)]
 

@@ -19,6 +19,7 @@ import sys
 
 from . import _core
 from ._variable import TensorType, TensorVariable, _v
+from .errors import TheonNotImplementedError
 
 # One line of theon::debugprint: "<' |' per level><label> [id X][ 'name'][ (shared)]  <type>".
 _LINE = re.compile(r"^(?P<indent>(?: \|)*)(?P<label>.*?) \[id (?P<id>[A-Z]+)\](?P<name> '.*')?"
@@ -186,6 +187,14 @@ def debugprint(obj, depth=-1, print_type=False, file=None, ids="CHAR", stop_on_n
     itself after writing to it, as Theano does."""
     if ids not in ("CHAR", "int", "id", ""):
         raise ValueError(f"debugprint: ids must be 'CHAR', 'int', 'id' or '', got {ids!r}")
+    for key, value in (("done", done), ("used_ids", used_ids)):
+        if value is not None:  # Theano's memo shared between calls: each call here numbers its own ids
+            raise TheonNotImplementedError(f"debugprint({key}=...) is not available: each call prints with its "
+                                           "own ids")
+    if print_storage or print_clients:
+        raise TheonNotImplementedError(f"debugprint(print_storage={print_storage!r}, print_clients="
+                                       f"{print_clients!r}) is not available: the compiled program's storage and "
+                                       "clients are shown by f.explain()")
     text, fn_nodes = _source(obj)
     tops = _parse(text)
     order = _order(tops, fn_nodes) if fn_nodes is not None else {}

@@ -17,7 +17,7 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   if (!target.fallback_reason.empty()) prog->fallback_notes.push_back(target.fallback_reason);
 
   prog->passes = rewrite::optimize(*fgraph, options.mode, options.optimizer_including, options.optimizer_excluding,
-                                   target.passes());
+                                   target.passes(), options.optimizer_requiring);
   Placement placement = place(*fgraph, target);
   const Homes homes = place_leaves(*fgraph, placement, options.input_devices);
   insert_transfers(*fgraph, placement, homes);

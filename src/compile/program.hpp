@@ -73,6 +73,7 @@ struct LowerOptions {
   std::string fallback_reason;
   std::string optimizer_including;
   std::string optimizer_excluding;
+  std::string optimizer_requiring;
   std::string function_name;
   /// Devices of the function's inputs (host when empty): inputs may already be device arrays.
   std::vector<Device> input_devices;

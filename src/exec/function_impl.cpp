@@ -82,6 +82,7 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.on_fallback = cfg.on_fallback;
   lower_options_.optimizer_including = cfg.optimizer_including;
   lower_options_.optimizer_excluding = cfg.optimizer_excluding;
+  lower_options_.optimizer_requiring = cfg.optimizer_requiring;
   lower_options_.function_name = name_;
   lower_options_.kernel_options = backends::KernelOptions::from_config();
   check_device_errors_ = cfg.check_device_errors;

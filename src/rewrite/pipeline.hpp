@@ -1,7 +1,9 @@
 // The rewrite pipeline: named, tagged passes run in order on a FunctionGraph. A mode is a
 // tag query (fast_run runs passes tagged "fast_run", fast_compile those tagged
 // "fast_compile", none runs none); optimizer_including / optimizer_excluding add or remove
-// passes by name or tag. The graph is verified after every pass that changed it.
+// passes by name or tag, optimizer_requiring narrows them to those matching every name it
+// lists (Theano's meaning). A name no pass or tag has warns once. The graph is verified after
+// every pass that changed it.
 #pragma once
 #include "graph/function_graph.hpp"
 
@@ -43,9 +45,10 @@ std::vector<Pass>& registered_passes();
 void register_pass(Pass pass);
 
 /// Runs the passes `mode` selects, adjusted by including/excluding (':'-separated names or
-/// tags), for `target`.
+/// tags) and narrowed by requiring (each selected pass must match every name), for `target`.
+/// Required passes run whatever the query.
 std::vector<PassRecord> optimize(graph::FunctionGraph& fgraph, const std::string& mode,
                                  const std::string& including = "", const std::string& excluding = "",
-                                 const Target& target = {});
+                                 const Target& target = {}, const std::string& requiring = "");
 
 }  // namespace theon::rewrite

@@ -30,6 +30,9 @@ class In:
             raise TheonTypeError(f"In: expected a symbolic variable, got {type(variable).__name__}")
         if update is not None:
             raise not_available("In(update=...)", "use function(updates=...)")
+        if implicit or shared:  # Theano's own bookkeeping for shared variables, which Theon does itself
+            raise not_available(f"In(implicit={implicit!r}, shared={shared!r})",
+                                "shared variables are implicit inputs of every function that reads them")
         self.variable = variable
         self.name = name if name is not None else (variable.name if autoname else None)
         self.value = value
@@ -312,6 +315,9 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
     if profile not in (None, False):
         raise not_available("function(profile=...)", "the profiler is a later issue (f.explain() shows what runs "
                                                       "where)")
+    if not rebuild_strict:
+        raise not_available("function(rebuild_strict=False)",
+                            "a givens or updates replacement must have the dtype and rank of what it replaces")
     build = dict(inputs=inputs, outputs=outputs, mode=mode, updates=list(_pairs(updates, "updates")),
                  givens=list(_pairs(givens, "givens")), no_default_updates=no_default_updates, name=name,
                  allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,

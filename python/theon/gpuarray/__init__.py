@@ -20,7 +20,22 @@ def use(device, force=False, default_to_move_computation_to_gpu=True, move_share
     if force and not cuda_status().ok:
         raise ValueError(f"theano.gpuarray.use({device!r}, force=True): no CUDA device is usable: "
                          f"{cuda_status().reason}")
+    _refuse_cpu_placement_flags("theano.gpuarray.use", default_to_move_computation_to_gpu, move_shared_to_gpu)
+    if preallocate is not None:
+        from ..errors import warn_ignored_once
+        warn_ignored_once("theano.gpuarray.use(preallocate=...)", "GPU memory is cached as blocks are freed "
+                                                                  "(config.gpu_memory_cache)")
     config.device = device
+
+
+def _refuse_cpu_placement_flags(what, default_to_move_computation_to_gpu, move_shared_to_gpu):
+    # Theon places every node and shared value that can run on the device there; keeping
+    # them on the CPU while device=cuda is not something it can do (yet).
+    if not default_to_move_computation_to_gpu or not move_shared_to_gpu:
+        from ..errors import not_available
+        raise not_available(f"{what}(default_to_move_computation_to_gpu={default_to_move_computation_to_gpu!r}, "
+                            f"move_shared_to_gpu={move_shared_to_gpu!r})",
+                            "with device=cuda every node and shared variable that can run there moves there")
 
 
 def __getattr__(name):

@@ -37,6 +37,11 @@ def use(device, force=False, default_to_move_computation_to_gpu=True, move_share
         dev = "cuda" + dev[3:]
     if not dev.startswith("cuda"):
         raise ValueError(f"theano.sandbox.cuda.use: expected 'gpu', 'gpuN', 'cuda' or 'cudaN', got {device!r}")
+    from ..gpuarray import _refuse_cpu_placement_flags
+    _refuse_cpu_placement_flags("theano.sandbox.cuda.use", default_to_move_computation_to_gpu, move_shared_to_gpu)
+    if not enable_cuda:
+        raise ValueError("theano.sandbox.cuda.use(enable_cuda=False) asks for no GPU: leave config.device as it is")
+    # test_driver: the driver is tested whenever a function asks for the device (cuda_status()).
     status = cuda_status()
     if force and not status.ok:
         raise EnvironmentError(f"theano.sandbox.cuda.use({device!r}, force=True): no CUDA device is usable: "

@@ -12,6 +12,8 @@ from .. import _core
 from .._variable import (SharedVariable, TensorConstant, TensorSharedVariable, TensorType, TensorVariable,
                          _shape_of, _v, as_tensor_variable, dtype_name as _dtype_name)
 from ..errors import TheonNotImplementedError as _NotImpl
+from ..errors import TheonTypeError as _TheonTypeError
+from ..errors import not_available as _not_available
 # theano.tensor.var (the module, for `from theano.tensor.var import TensorVariable`) is imported
 # first, so that T.var below is the variance, as in Theano.
 from . import var as _var_module  # noqa: F401
@@ -172,8 +174,22 @@ def cast(x, dtype):
 
 
 # ---- reductions ---------------------------------------------------------------------
+def _accumulate_in(x, acc_dtype, name):
+    """x cast to Theano's `acc_dtype` (the accumulator's dtype), which must hold every value of
+    x (Theano refuses a narrower one too)."""
+    acc = _dtype_name(acc_dtype)
+    if not _np.can_cast(_np.dtype(x.dtype), _np.dtype(acc), "safe"):
+        raise _TheonTypeError(f"{name}(acc_dtype={acc!r}): the input '{x}' is {x.dtype}; an accumulator of dtype "
+                             f"{acc} would lose precision")
+    return cast(x, acc) if x.dtype != acc else x
+
+
 def _reduction(fn, name):
     def op(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        if acc_dtype is not None:  # reduce in acc_dtype, then give the dtype the call gives without it
+            x = as_tensor_variable(x)
+            want = _dtype_name(dtype) if dtype is not None else op(x, axis, keepdims=keepdims).dtype
+            return cast(op(_accumulate_in(x, acc_dtype, name), axis, keepdims=keepdims), want)
         out = _w(fn(_v(x), _axes(axis), bool(keepdims)))
         return cast(out, dtype) if dtype is not None and out.dtype != _dtype_name(dtype) else out
     op.__name__ = name
@@ -190,6 +206,9 @@ def mean(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
     x = as_tensor_variable(x)
     if x.dtype == "bool":  # the C++ Reduce{mean} of bool returns the sum (reported); mean of int64 is right
         x = cast(x, "int64")
+    if acc_dtype is not None:
+        want = _dtype_name(dtype) if dtype is not None else _mean(x, axis, keepdims=keepdims).dtype
+        return cast(_mean(_accumulate_in(x, acc_dtype, "mean"), axis, keepdims=keepdims), want)
     return _mean(x, axis, dtype=dtype, keepdims=keepdims)
 prod = _reduction(_t.prod, "prod")
 
@@ -228,17 +247,23 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def var(x, axis=None, ddof=0, keepdims=False, corrected=False):
+    """The variance over `axis`, divided by n - ddof. corrected=True: Theano's corrected
+    two-pass algorithm, which subtracts the rounding error of the mean,
+    (sum(d**2) - sum(d)**2 / n) / (n - ddof) with d = x - mean(x)."""
     x = as_tensor_variable(x)
-    d = sqr(x - mean(x, axis, keepdims=True))
-    if not ddof:
+    dev = x - mean(x, axis, keepdims=True)
+    d = sqr(dev)
+    if not ddof and not corrected:
         return mean(d, axis, keepdims=keepdims)
     s = sum(d, axis, keepdims=keepdims)
-    n = size(x) if axis is None else prod(stack([x.shape[a] for a in _axes(axis)]))
-    return s / (cast(n, s.dtype) - ddof)
+    n = cast(size(x) if axis is None else prod(stack([x.shape[a] for a in _axes(axis)])), s.dtype)
+    if corrected:
+        s = s - sqr(sum(dev, axis, keepdims=keepdims)) / n
+    return s / (n - ddof)
 
 
 def std(x, axis=None, ddof=0, keepdims=False, corrected=False):
-    return sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
+    return sqrt(var(x, axis, ddof=ddof, keepdims=keepdims, corrected=corrected))
 
 
 def norm(x, L, axis=None, keepdims=False):
@@ -278,13 +303,18 @@ def _shape_vector(s):
 
 
 def reshape(x, newshape, ndim=None):
-    """x with a new shape: ints (one may be -1), or symbolic (a vector or a tuple with variables)."""
+    """x with a new shape: ints (one may be -1), or symbolic (a vector or a tuple with variables).
+    `ndim` (Theano's: the rank of the result) must agree with the shape when given."""
     x = as_tensor_variable(x)
     if isinstance(newshape, (int, _np.integer)):
         newshape = (int(newshape),)
     if _is_symbolic_shape(newshape):
-        return _w(x._v.reshape_sym(_shape_vector(newshape)._v))
-    return _w(x._v.reshape([int(s) for s in newshape]))
+        out = _w(x._v.reshape_sym(_shape_vector(newshape)._v))
+    else:
+        out = _w(x._v.reshape([int(s) for s in newshape]))
+    if ndim is not None and int(ndim) != out.ndim:
+        raise _TheonTypeError(f"reshape('{x}', ndim={ndim}): the new shape has {out.ndim} dimension(s)")
+    return out
 
 
 def flatten(x, ndim=1, outdim=None):
@@ -321,13 +351,23 @@ def take(a, indices, axis=None):
                                   _np.asarray(indices, dtype=_np.int64)), int(axis)))
 
 
+def _no_inplace_request(name, inplace, tolerate_inplace_aliasing):
+    # Theano's flags for its own optimizer: Theon's inplace pass decides where a node may
+    # write into its input, so a graph never asks for it.
+    if inplace or tolerate_inplace_aliasing:
+        raise _not_available(f"{name}(inplace={inplace!r}, tolerate_inplace_aliasing={tolerate_inplace_aliasing!r})",
+                            "the result is a new tensor; the optimizer makes it inplace where that is safe")
+
+
 def set_subtensor(x, y, inplace=False, tolerate_inplace_aliasing=False):
     """Theano's set_subtensor(x[idx], y): a new tensor equal to x with x[idx] = y."""
+    _no_inplace_request("set_subtensor", inplace, tolerate_inplace_aliasing)
     return _w(_t.set_subtensor(_v(x), _v(y)))
 
 
 def inc_subtensor(x, y, inplace=False, set_instead_of_inc=False, tolerate_inplace_aliasing=False):
     """Theano's inc_subtensor(x[idx], y): a new tensor equal to x with x[idx] += y."""
+    _no_inplace_request("inc_subtensor", inplace, tolerate_inplace_aliasing)
     fn = _t.set_subtensor if set_instead_of_inc else _t.inc_subtensor
     return _w(fn(_v(x), _v(y)))
 

@@ -59,6 +59,9 @@ def bincount(x, weights=None, minlength=None, assert_nonneg=False):
     x = as_tensor_variable(x)
     if x.ndim != 1 or x.dtype not in ("int8", "int16", "int32", "int64", "uint8"):
         raise TypeError(f"bincount: x must be an integer vector, got {x.type}")
+    if assert_nonneg:
+        from ..errors import not_available
+        raise not_available("bincount(assert_nonneg=True)", "Theon has no run-time assertion op yet")
     n = switch(eq(x.shape[0], 0), 0, _max(cast(x, "int64")) + 1) if x.ndim else 0
     if minlength is not None:
         n = maximum(n, int(minlength) if not isinstance(minlength, TensorVariable) else minlength)

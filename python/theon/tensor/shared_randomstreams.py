@@ -13,7 +13,15 @@ import numpy as np
 
 from .. import _core
 from .._variable import SharedVariable, TensorVariable, as_tensor_variable
-from ..errors import TheonTypeError
+from ..errors import TheonTypeError, not_available, warn_ignored_once
+
+
+def _no_nstreams(name, nstreams):
+    # MRG's number of parallel generator streams: Theon's draws come from one counter-based
+    # stream per draw, the same on the CPU and the GPU, so there is nothing to choose.
+    if nstreams is not None:
+        warn_ignored_once(f"{name}(nstreams=...)", "each draw is one counter-based stream (the same values on the "
+                                                   "CPU and the GPU)", stacklevel=4)
 
 __all__ = ["RandomStreams"]
 
@@ -37,7 +45,9 @@ def _dtype_name(dtype):
 class RandomStreams:
     """Theano's theano.tensor.shared_randomstreams.RandomStreams(seed)."""
 
-    def __init__(self, seed=None, **_ignored):
+    def __init__(self, seed=None, **kwargs):
+        if kwargs:  # Theano's RandomStreams takes only a seed
+            raise TypeError(f"RandomStreams() got an unexpected keyword argument {next(iter(kwargs))!r}")
         self._seed = _DEFAULT_SEED if seed is None else int(seed)
         self._r = _core.RandomStreams(self._seed)
 
@@ -93,18 +103,21 @@ class RandomStreams:
 
     # ---- distributions (Theano's signatures) ----------------------------------------------
     def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+        _no_nstreams("uniform", nstreams)
         dims, shape = self._size(size, ndim, [low, high], "uniform")
         return self._wrap(self._r.uniform(dims, shape, _param(low), _param(high), _dtype_name(dtype)))
 
     def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False):
         if truncate:
             raise NotImplementedError("normal(truncate=True) is not available in Theon")
+        _no_nstreams("normal", nstreams)
         dims, shape = self._size(size, ndim, [avg, std], "normal")
         return self._wrap(self._r.normal(dims, shape, _param(avg), _param(std), _dtype_name(dtype)))
 
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None, nstreams=None):
         if prob is not None:
             p = prob
+        _no_nstreams("binomial", nstreams)
         if not isinstance(n, (numbers.Integral, np.integer)):
             raise TheonTypeError(f"binomial: n must be a Python int in Theon, got {n!r}")
         dims, shape = self._size(size, ndim, [p], "binomial")
@@ -124,12 +137,18 @@ class RandomStreams:
     def permutation(self, size=None, n=1, ndim=None, dtype="int64"):
         if size not in (None, (), []):
             raise NotImplementedError("permutation(size=...) (several permutations) is not available in Theon")
+        if ndim not in (None, 0):
+            raise TheonTypeError(f"permutation(ndim={ndim!r}): ndim is the rank of size, which is () here")
         return self._wrap(self._r.permutation(int(n), _dtype_name(dtype)))
 
     def multinomial(self, size=None, n=1, pvals=None, ndim=None, dtype="int64", nstreams=None):
         if pvals is None:
             pvals = [[0.5, 0.5]]
+        _no_nstreams("multinomial", nstreams)
         pv = as_tensor_variable(pvals)
+        if size is not None or ndim is not None:  # Theano's draw shape; here it follows pvals' rows
+            raise not_available(f"multinomial(size={size!r}, ndim={ndim!r})",
+                                "one draw per row of pvals (leave size and ndim as None)")
         if pv.ndim != 1:
             return self._wrap(self._r.multinomial(pv._v, int(n), _dtype_name(dtype)))
         one = self._wrap(self._r.multinomial(pv.dimshuffle("x", 0)._v, int(n), _dtype_name(dtype)))

@@ -3,12 +3,21 @@
 #include <theon/error.hpp>
 #include <theon/theon.hpp>
 
+#include "util/kernel_cache.hpp"
+
+#include <theon/kernel_cache.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace theon {
 namespace {
@@ -161,16 +170,38 @@ TEST_F(ConfigTest, CastPolicyIsATheanoOptionTheonIgnores) {
   EXPECT_NE(said.find("'cast_policy' is a Theano option that Theon does not support"), std::string::npos) << said;
 }
 
-TEST_F(ConfigTest, OptionsNotImplementedYetSaySo) {
-  for (const char* key : {"profile", "contexts", "print_active_device"}) {
+// Accepted but not acted on yet: another value than the default warns once per option (the
+// default asks for nothing and says nothing); the doc says so.
+TEST_F(ConfigTest, OptionsNotImplementedYetWarnWhenSetToAnotherValue) {
+  struct Case {
+    const char* key;
+    const char* default_text;
+    const char* other;
+    const char* another;
+  };
+  for (const Case& k : {Case{"profile", "False", "True", "1"}, Case{"contexts", "", "dev0->cuda0", "d->cuda1"},
+                        Case{"print_active_device", "True", "False", "0"}}) {
     Config c;
-    const std::string value = std::string(key) == "contexts" ? "dev0->cuda0" : "True";
-    const std::string said = stderr_of([&] { c.set(key, value); });
-    EXPECT_NE(said.find(std::string("config option '") + key + "' is not implemented yet"), std::string::npos)
+    EXPECT_EQ(stderr_of([&] { c.set(k.key, k.default_text); }), "") << k.key << ": the default says nothing";
+    const std::string said = stderr_of([&] { c.set(k.key, k.other); });
+    EXPECT_NE(said.find(std::string("config option '") + k.key + "' is not implemented yet; " + k.key + "="),
+              std::string::npos)
         << said;
-    EXPECT_EQ(stderr_of([&] { c.set(key, value); }), "") << "once per process";
+    EXPECT_NE(said.find("has no effect"), std::string::npos) << said;
+    EXPECT_EQ(stderr_of([&] { c.set(k.key, k.another); }), "") << k.key << ": once per process";
+    EXPECT_NE(c.describe().find(std::string(k.key) + " = "), std::string::npos);
   }
-  EXPECT_NE(config().describe().find("not implemented yet"), std::string::npos);
+  {
+    Config c;  // a flag string warns too, after it was accepted
+    std::string said = stderr_of([&] { c.apply_flags("profile=True,contexts=a->cpu", "THEON_FLAGS"); });
+    EXPECT_EQ(said, "") << "each option already warned once: " << said;
+  }
+  std::istringstream table(config().describe());
+  for (std::string line; std::getline(table, line);)
+    for (const char* key : {"profile ", "contexts ", "print_active_device "})
+      if (line.rfind(key, 0) == 0) {
+        EXPECT_NE(line.find("not implemented yet"), std::string::npos) << line;
+      }
   try {
     Config c;
     c.set("device", "auto");  // used to be accepted, then refused by function() as unknown
@@ -193,6 +224,104 @@ TEST_F(ConfigTest, ANonexistentDeviceIsRefusedWhenAFunctionIsMade) {
       EXPECT_NE(msg.find("device=cuda999 does not exist"), std::string::npos) << msg;
       EXPECT_NE(msg.find("CUDA device(s) found"), std::string::npos) << msg;
     }
+  }
+}
+
+// compiledir_max_mb: 0 is no limit (as documented), a negative value is refused (it used to
+// mean "no limit" too, silently).
+TEST_F(ConfigTest, CompiledirMaxMbZeroIsNoLimitAndNegativesAreRefused) {
+  for (const char* bad : {"-1", "-1024"}) {
+    try {
+      config().set("compiledir_max_mb", bad);
+      FAIL() << "compiledir_max_mb=" << bad << " was accepted";
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("'compiledir_max_mb'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::string("got ") + bad), std::string::npos) << msg;
+    }
+  }
+  EXPECT_EQ(config().compiledir_max_mb, 1024);  // refused: unchanged
+  Config c;
+  EXPECT_THROW(c.apply_flags("compiledir_max_mb=-5"), ConfigError);
+
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("theon-config-max-mb-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  config().compiledir = (base / "cache").string();
+  config().set("compiledir_max_mb", "0");
+  EXPECT_EQ(kernel_cache_info().limit_bytes, 0);
+  detail::KernelCacheFolder cpu("cpu");
+  const std::string block(400 * 1024, 'k');
+  std::string error;
+  for (const char* name : {"a.so", "b.so", "c.so"}) ASSERT_TRUE(cpu.store(name, block, error)) << error;
+  detail::enforce_kernel_cache_limit();  // 1.2 MiB and no limit: everything stays
+  EXPECT_EQ(kernel_cache_info().entries, 3);
+  config().set("compiledir_max_mb", "1");  // the same cache under a 1 MiB limit: evicted
+  detail::enforce_kernel_cache_limit();
+  const KernelCacheInfo limited = kernel_cache_info();
+  EXPECT_LT(limited.entries, 3);
+  EXPECT_LE(limited.bytes, int64_t{1} << 20);
+  fs::remove_all(base);
+}
+
+// Each row of options.def names the test that proves the option's effect: that test exists
+// (a GoogleTest under tests/, or a pytest function) and its body mentions the option.
+TEST(ConfigTable, EveryOptionNamesATestThatExists) {
+  namespace fs = std::filesystem;
+  struct Row {
+    const char* option;
+    const char* test;
+  };
+  const std::vector<Row> rows = {
+#define THEON_OPTION(name, type, def, doc, test) {#name, test},
+#include <theon/options.def>
+#undef THEON_OPTION
+  };
+  EXPECT_EQ(rows.size(), Config::keys().size());
+  const fs::path root = THEON_SOURCE_DIR;
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // Every GoogleTest under tests/: "Suite.Name" -> the text from its TEST line to the next one.
+  std::multimap<std::string, std::string> gtests;
+  const std::regex head("^\\s*TEST(_F|_P)?\\(\\s*(\\w+)\\s*,\\s*(\\w+)\\s*\\)");
+  for (const auto& e : fs::recursive_directory_iterator(root / "tests")) {
+    if (!e.is_regular_file() || (e.path().extension() != ".cpp" && e.path().extension() != ".hpp")) continue;
+    const std::string text = read(e.path());
+    for (size_t at = text.find("TEST"); at != std::string::npos; at = text.find("TEST", at + 4)) {
+      const size_t line = text.rfind('\n', at) + 1;  // npos + 1 == 0 on the first line
+      std::smatch m;
+      const std::string first = text.substr(line, text.find('\n', at) - line);
+      if (!std::regex_search(first, m, head)) continue;
+      const size_t next = text.find("\nTEST", at);
+      gtests.emplace(m[2].str() + "." + m[3].str(), text.substr(at, next == std::string::npos ? next : next - at));
+    }
+  }
+  ASSERT_GT(gtests.size(), 100u) << "no tests found under " << root;
+  // Each definition of the named test (a pytest id is "tests/python/file.py::test_name").
+  auto bodies_of = [&](const std::string& test) {
+    std::vector<std::string> bodies;
+    if (const size_t sep = test.find("::"); sep != std::string::npos) {
+      const std::string text = read(root / test.substr(0, sep));
+      const std::string def = "\ndef " + test.substr(sep + 2) + "(";
+      if (const size_t at = text.find(def); at != std::string::npos)
+        bodies.push_back(text.substr(at, text.find("\ndef ", at + 1) - at));
+    } else {
+      auto [first, last] = gtests.equal_range(test);
+      for (auto it = first; it != last; ++it) bodies.push_back(it->second);
+    }
+    return bodies;
+  };
+  EXPECT_TRUE(bodies_of("ConfigTable.NoSuchTest").empty());  // the check can fail
+  EXPECT_TRUE(bodies_of("tests/python/test_config.py::test_no_such_test").empty());
+  EXPECT_EQ(bodies_of("ConfigTable.EveryOptionNamesATestThatExists").size(), 1u);
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(row.option) + " -> " + row.test);
+    const auto bodies = bodies_of(row.test);
+    ASSERT_EQ(bodies.size(), 1u) << "the test named by options.def does not exist (or is defined twice); "
+                                    "expected Suite.Name or tests/python/file.py::test_name";
+    EXPECT_NE(bodies[0].find(row.option), std::string::npos) << "the named test never mentions the option";
   }
 }
 

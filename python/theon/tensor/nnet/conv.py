@@ -17,5 +17,9 @@ def conv2d(input, filters, image_shape=None, filter_shape=None, border_mode="val
     for key in kargs:
         if key not in ("imshp", "kshp", "nkern", "bsize"):  # ConvOp's shape hints
             raise TypeError("conv2d() got an unexpected keyword argument %r" % (key,))
+        from ...errors import warn_ignored_once
+        warn_ignored_once(f"theano.tensor.nnet.conv.conv2d({key}=...)",
+                          "ConvOp's shape hints choose nothing here (image_shape and filter_shape are the hints "
+                          "Theon checks)")
     return _abstract_conv2d(input, filters, input_shape=image_shape, filter_shape=filter_shape,
                             border_mode=border_mode, subsample=subsample, filter_flip=True)
