@@ -13,11 +13,14 @@
 //   softmax's gradient of log(softmax)         -> log_softmax's gradient  (local_logsoftmax_grad)
 //     (a / sm - sum(a / sm * sm, axis, keepdims)) * sm                    -> a - sum(a, axis, keepdims) * sm
 //   softmax's gradient of categorical_crossentropy(sm, labels) -> SoftmaxCrossentropyGrad(g, sm, labels)
+//   categorical_crossentropy(softmax(x), labels) -> SoftmaxCrossentropy(x, labels)   (integer labels;
+//                                              crossentropy_to_crossentropy_with_softmax, match.cpp)
 //
 // The gradient rules are needed because grad() builds the gradient before any rewrite: the
 // forward rewrites make the cost finite, but the gradient graph still divides by the
 // probability (log's gradient a / p) and multiplies by it again (softmax's gradient), inf * 0.
-// The rewritten gradient is the same value wherever the original is finite.
+// The rewritten gradient is the same value wherever the original is finite. A softmax fused
+// with its crossentropy (SoftmaxCrossentropy's output 1) counts as a softmax over axis 1.
 //
 // Runs in fast_run and fast_compile (Theano runs local_logsoftmax even in fast_compile),
 // after canonicalize (which may merge the dimshuffle chains of a gradient) and before
@@ -59,10 +62,13 @@ VarPtr mul(const VarPtr& a, const VarPtr& b) { return ops::elemwise(ScalarOpId::
 VarPtr sub(const VarPtr& a, const VarPtr& b) { return ops::elemwise(ScalarOpId::Sub, {a, b}); }
 VarPtr sum_keepdims(const VarPtr& v, int axis) { return ops::reduce(ops::ReduceKind::Sum, v, std::vector<int>{axis}, true); }
 
-/// The Softmax (not log) node computing `v`, else null.
-const ops::Softmax* softmax_of(const VarPtr& v) {
-  if (!v->owner || v->owner->op().kind() != OpKind::Softmax) return nullptr;
-  return &static_cast<const ops::Softmax&>(v->owner->op());
+/// The axis when `v` is a softmax (not log): a Softmax node's output, or the softmax output
+/// of a SoftmaxCrossentropy (axis 1).
+std::optional<int> softmax_axis(const VarPtr& v) {
+  if (!v->owner) return std::nullopt;
+  if (v->owner->op().kind() == OpKind::Softmax) return static_cast<const ops::Softmax&>(v->owner->op()).axis();
+  if (v->owner->op().kind() == OpKind::SoftmaxCrossentropy && v->owner->output_raw(1) == v.get()) return 1;
+  return std::nullopt;
 }
 
 /// `v` without the disconnected_grad / zero_grad nodes around it (they pass values unchanged).
@@ -140,7 +146,8 @@ const graph::Variable* dim_of(const VarPtr& v, int axis) {
 
 /// The variable whose run-time shape `v` has by construction: through ops whose output has
 /// one input's shape (unary elementwise ops, softmax, log_softmax, SumTo's target, the
-/// gradients' label and subtensor ops, alloc(c, shape(x)[0], ..., shape(x)[n-1])).
+/// gradients' label and subtensor ops, the fused softmax, alloc(c, shape(x)[0], ...,
+/// shape(x)[n-1])).
 const graph::Variable* shape_root(const VarPtr& v) {
   const graph::Variable* p = v.get();
   while (p->owner) {
@@ -155,6 +162,9 @@ const graph::Variable* shape_root(const VarPtr& v) {
         break;
       case OpKind::SumTo: case OpKind::CrossentropyGrad: case OpKind::LabelScatter: case OpKind::SoftmaxCrossentropyGrad:
         next = n.input(1).get();
+        break;
+      case OpKind::SoftmaxCrossentropy:  // (loss, softmax of x)
+        if (n.output_raw(1) == p) next = n.input(0).get();
         break;
       case OpKind::Alloc: {
         const int nd = static_cast<int>(n.inputs().size()) - 1;
@@ -188,12 +198,13 @@ VarPtr spread_like(const VarPtr& v, const VarPtr& like, bool sum_back) {
   return sum_back ? ops::sum_to(b, like) : b;
 }
 
-/// The softmax(z, axis) node the graph already has (the simplifier's), else a new one.
+/// The softmax(z, axis) the graph already has (the simplifier's, maybe fused with its
+/// crossentropy), else a new one.
 VarPtr softmax_in_graph(const FunctionGraph& fg, const VarPtr& z, int axis) {
   for (const auto& [client, idx] : fg.clients(z.get())) {
-    (void)idx;
-    if (!client || client->op().kind() != OpKind::Softmax) continue;
-    if (static_cast<const ops::Softmax&>(client->op()).axis() == axis) return client->output(0);
+    if (!client || idx != 0) continue;
+    for (int o = 0; o < client->num_outputs(); ++o)
+      if (softmax_axis(client->output(o)) == axis) return client->output(o);
   }
   return ops::softmax(z, axis, false);
 }
@@ -232,9 +243,9 @@ VarPtr softmax_of_max_shift(FunctionGraph&, Apply& node) {
 VarPtr log_softmax(FunctionGraph&, Apply& node) {
   if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
   const VarPtr& in = node.input(0);
-  const ops::Softmax* sm = softmax_of(in);
-  if (!sm) return nullptr;
-  return same_type(ops::softmax(in->owner->input(0), sm->axis(), /*log=*/true), *node.output_raw(0));
+  const std::optional<int> axis = softmax_axis(in);
+  if (!axis) return nullptr;
+  return same_type(ops::softmax(in->owner->input(0), *axis, /*log=*/true), *node.output_raw(0));
 }
 
 /// The gradient grad() builds for p = exp(z) / s, s = sum(exp(z), axis, keepdims), at z:
@@ -283,25 +294,25 @@ VarPtr softmax_grad_simplifier(FunctionGraph& fg, Apply& node) {
 }
 
 /// Softmax's gradient as Softmax::L_op writes it, (gz - sum(gz * sm, axis, keepdims)) * sm
-/// (either order of each product): sets gz and returns sm's Softmax, else null.
-const ops::Softmax* match_softmax_grad(const Apply& node, VarPtr* gz, VarPtr* sm) {
-  if (!elemwise_is(node, ScalarOpId::Mul)) return nullptr;
+/// (either order of each product): sets gz and sm and returns the axis, else nullopt.
+std::optional<int> match_softmax_grad(const Apply& node, VarPtr* gz, VarPtr* sm) {
+  if (!elemwise_is(node, ScalarOpId::Mul)) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
     const VarPtr& s = node.input(i);
-    const ops::Softmax* op = softmax_of(s);
+    const std::optional<int> sm_axis = softmax_axis(s);
     const Apply* diff = elemwise_owner(node.input(1 - i), ScalarOpId::Sub);
-    if (!op || !diff) continue;
+    if (!sm_axis || !diff) continue;
     const VarPtr& g = diff->input(0);
     int axis = -1;
     const VarPtr summed = keepdims_reduce_input(diff->input(1), ops::ReduceKind::Sum, &axis);
     const Apply* prod = summed ? elemwise_owner(summed, ScalarOpId::Mul) : nullptr;
-    if (!prod || axis != op->axis()) continue;
+    if (!prod || axis != *sm_axis) continue;
     if (!((prod->input(0) == g && prod->input(1) == s) || (prod->input(0) == s && prod->input(1) == g))) continue;
     *gz = g;
     *sm = s;
-    return op;
+    return axis;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// Softmax's gradient of log(softmax): gz = sum_to(a / sm, sm) (the gradient log(sm) sends
@@ -309,14 +320,14 @@ const ops::Softmax* match_softmax_grad(const Apply& node, VarPtr* gz, VarPtr* sm
 /// probability, finite where it underflows to 0 (Theano's local_logsoftmax_grad).
 VarPtr log_softmax_grad(FunctionGraph&, Apply& node) {
   VarPtr gz, sm;
-  const ops::Softmax* op = match_softmax_grad(node, &gz, &sm);
-  if (!op) return nullptr;
+  const std::optional<int> axis = match_softmax_grad(node, &gz, &sm);
+  if (!axis) return nullptr;
   bool summed = false;
   const Apply* div = elemwise_owner(through_sum_to(gz, sm, &summed), ScalarOpId::TrueDiv);
   if (!div || div->input(1) != sm) return nullptr;
   const VarPtr a = spread_like(div->input(0), sm, summed);
   if (a->type.dtype != sm->type.dtype) return nullptr;
-  return same_type(sub(a, mul(sum_keepdims(a, op->axis()), sm)), *node.output_raw(0));
+  return same_type(sub(a, mul(sum_keepdims(a, *axis), sm)), *node.output_raw(0));
 }
 
 /// Softmax's gradient of categorical_crossentropy(sm, labels): gz = CrossentropyGrad(g, sm,
@@ -324,8 +335,8 @@ VarPtr log_softmax_grad(FunctionGraph&, Apply& node) {
 /// that pair (here the softmax was written by hand and made by the simplifier).
 VarPtr softmax_crossentropy_grad(FunctionGraph&, Apply& node) {
   VarPtr gz, sm;
-  const ops::Softmax* op = match_softmax_grad(node, &gz, &sm);
-  if (!op || op->axis() != 1 || sm->type.ndim() != 2) return nullptr;
+  const std::optional<int> axis = match_softmax_grad(node, &gz, &sm);
+  if (axis != 1 || sm->type.ndim() != 2) return nullptr;
   bool summed = false;
   const VarPtr g = through_sum_to(gz, sm, &summed);
   if (!g->owner || g->owner->op().kind() != OpKind::CrossentropyGrad || g->owner->input(1) != sm) return nullptr;
@@ -344,6 +355,7 @@ const LocalRewriter& stabilizer() {
           {"softmax_grad_simplifier", {K::Elemwise}, on_output0(softmax_grad_simplifier)},
           {"log_softmax_grad", {K::Elemwise}, on_output0(log_softmax_grad)},
           {"softmax_crossentropy_grad", {K::Elemwise}, on_output0(softmax_crossentropy_grad)},
+          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy_fusion},
       },
       kMaxSweeps);
   return rewriter;
