@@ -235,6 +235,22 @@ TEST(Stabilize, HandWrittenSoftmaxWithLabelsGetsTheFusedGradient) {
   expect_same_results({x, y}, {cost, g}, {Array::randn({4, 5}, 8, DType::Float32), labels}, 1e-5);
 }
 
+TEST(Stabilize, CrossentropyOfSoftmaxWithLabelsIsFusedInFastCompileToo) {
+  // The fused op's loss never takes the log of a probability: finite where it underflows.
+  Var x = tensor::matrix("x"), y = tensor::ivector("y");
+  Var nll = tensor::categorical_crossentropy(tensor::softmax(x), y);
+  Stab s = stabilize({x, y}, {nll});
+  EXPECT_TRUE(s.changed) << s.why();
+  EXPECT_EQ(nodes(s.after, "SoftmaxCrossentropy.0"), 1u) << s.why();
+  EXPECT_EQ(nodes(s.after, "CategoricalCrossentropy"), 0u) << s.why();
+  Function f = function({x, y}, {nll}, {.mode = "fast_compile"});
+  EXPECT_EQ(nodes(debugprint(f), "SoftmaxCrossentropy.0"), 1u) << debugprint(f);
+  std::vector<float> out =
+      f({Array::from_vector<float>({0, 200, -200}, Shape{1, 3}), Array::from_vector<int32_t>({2}, Shape{1})})[0]
+          .to_vector<float>();
+  EXPECT_NEAR(out[0], 400.0f, 1e-3);
+}
+
 TEST(Stabilize, SoftmaxGradientLookalikesAreKept) {
   Var x = tensor::dmatrix("x"), t = tensor::dmatrix("t"), w = tensor::dmatrix("w");
   // softmax's gradient of something else than log: nothing to cancel.
