@@ -215,6 +215,24 @@ TEST(Stabilize, GradientOfHandWrittenSoftmaxIsSoftmaxGradient) {
   }
 }
 
+TEST(Stabilize, HandWrittenSoftmaxOverAnyAxisOfAnyRank) {
+  // The rules are not tied to matrices: a (2, 3, 4) tensor over its last and its first axis.
+  Var x = tensor::tensor(DType::Float64, {-1, -1, -1}, "x"), t = tensor::tensor(DType::Float64, {-1, -1, -1}, "t");
+  for (int axis : {2, 0}) {
+    Var e = tensor::exp(x - tensor::max(x, axis, true));
+    Var cost = -tensor::sum(t * tensor::log(e / tensor::sum(e, axis, true)));
+    Var g = grad(cost, x);
+    Stab s = stabilize({x, t}, {cost, g});
+    const std::string sm = "Softmax{axis=" + std::to_string(axis) + "}";
+    EXPECT_EQ(nodes(s.after, "Log" + sm), 1u) << s.why();
+    EXPECT_EQ(nodes(s.after, sm), 1u) << s.why();
+    EXPECT_EQ(nodes(s.after, "Elemwise{true_div}"), 0u) << s.why();
+    EXPECT_EQ(nodes(s.after, "Elemwise{exp}"), 0u) << s.why();
+    expect_same_results({x, t}, {cost, g},
+                        {Array::randn({2, 3, 4}, 11, DType::Float64), Array::randn({2, 3, 4}, 12, DType::Float64)}, 1e-12);
+  }
+}
+
 TEST(Stabilize, HandWrittenSoftmaxWithLabelsGetsTheFusedGradient) {
   // categorical_crossentropy(p, labels) of a hand-written softmax: stabilize makes softmax's
   // gradient of CrossentropyGrad, i.e. SoftmaxCrossentropyGrad; specialize then fuses the
