@@ -5,13 +5,14 @@
 // whose result would differ (a constant that broadcast x to a larger shape, an integer input
 // promoted to float) does not fire.
 //
-// Runs after merge and constant_fold (folded constants expose x * 1, x + 0) and before specialize, fusion and inplace (those match plain Elemwise nodes
+// log(softmax(x)) -> log_softmax(x) is in stabilize.cpp (it runs in fast_compile too).
+//
+// Runs after merge and constant_fold (folded constants expose x * 1, x + 0) and before stabilize, specialize, fusion and inplace (those match plain Elemwise nodes
 // and the simplified graph; inplace must see the final nodes).
 //
 //   x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1  -> x     (constants of any dtype, all elements equal)
 //   neg(neg(x))                                -> x
 //   log(exp(x))                                -> x     (exp(log(x)) is not exact: left alone)
-//   log(softmax(x, axis))                      -> log_softmax(x, axis)
 //   log(sigmoid(x))                            -> -softplus(-x)
 //   log(1 - sigmoid(x))                        -> -softplus(x)
 //   dimshuffle(dimshuffle(x))                  -> one dimshuffle, or x when it is the identity
@@ -21,7 +22,6 @@
 #include "graph/op.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
-#include "ops/nnet.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 #include "rewrite/local_rewrite.hpp"
@@ -103,15 +103,6 @@ VarPtr log_exp(FunctionGraph&, Apply& node) {
   if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
   if (const Apply* inner = elemwise_owner(node.input(0), ScalarOpId::Exp)) return same_type(inner->input(0), *node.output_raw(0));
   return nullptr;
-}
-
-/// log(softmax(x, axis)) -> log_softmax(x, axis)
-VarPtr log_softmax(FunctionGraph&, Apply& node) {
-  if (!elemwise_is(node, ScalarOpId::Log)) return nullptr;
-  const VarPtr& in = node.input(0);
-  if (!in->owner || in->owner->op().kind() != graph::OpKind::Softmax) return nullptr;
-  const auto& sm = static_cast<const ops::Softmax&>(in->owner->op());
-  return same_type(ops::softmax(in->owner->input(0), sm.axis(), /*log=*/true), *node.output_raw(0));
 }
 
 /// log(sigmoid(x)) -> -softplus(-x)
@@ -209,7 +200,6 @@ const LocalRewriter& canonicalizer() {
           {"maximum_zero_is_relu", {K::Elemwise}, on_output0(maximum_zero_is_relu)},
           {"neg_neg", {K::Elemwise}, on_output0(neg_neg)},
           {"log_exp", {K::Elemwise}, on_output0(log_exp)},
-          {"log_softmax", {K::Elemwise}, on_output0(log_softmax)},
           {"log_sigmoid", {K::Elemwise}, on_output0(log_sigmoid)},
           {"log_one_minus_sigmoid", {K::Elemwise}, on_output0(log_one_minus_sigmoid)},
           {"dimshuffle_chain", {K::DimShuffle}, on_output0(dimshuffle_chain)},

@@ -2,6 +2,8 @@
 
 #include "graph/op.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/nnet.hpp"
+#include "ops/nnet_fused.hpp"
 #include "util/dispatch.hpp"
 
 #include <algorithm>
@@ -119,6 +121,19 @@ Replacements with_shape_clients(Apply& node, const VarPtr& old, const VarPtr& fu
     for (int i = 0; i < c->num_outputs(); ++i) r.emplace_back(c->output(i), n->output(i));
   }
   return r;
+}
+
+Replacements softmax_crossentropy_fusion(graph::FunctionGraph&, Apply& xent) {
+  const VarPtr &p = xent.input(0), &labels = xent.input(1);
+  if (!p->owner || p->owner->op().kind() != graph::OpKind::Softmax || p->owner->num_outputs() != 1) return {};
+  const auto& sm_op = static_cast<const ops::Softmax&>(p->owner->op());
+  const VarPtr& x = p->owner->input(0);
+  if (sm_op.axis() != 1 || x->type.ndim() != 2 || !is_float(x->type.dtype)) return {};
+  if (labels->type.ndim() != 1 || !is_integer(labels->type.dtype)) return {};
+  std::vector<VarPtr> fused = ops::softmax_crossentropy(x, labels);
+  const VarPtr loss = xent.output(0);
+  if (fused[0]->type != loss->type || fused[1]->type != p->type) return {};
+  return {{loss, fused[0]}, {p, fused[1]}};  // replace_all carries the user's names over
 }
 
 }  // namespace theon::rewrite

@@ -54,4 +54,11 @@ bool is_constant_all(const graph::VarPtr& v, double value);
 graph::VarPtr relu_mask_from_output(graph::FunctionGraph& fg, graph::Apply& node,
                                     const std::function<bool(const graph::VarPtr& z)>& foldable);
 
+/// categorical_crossentropy(softmax(x, axis=1), labels), x a float matrix and integer labels
+/// -> SoftmaxCrossentropy(x, labels) (ops/nnet_fused.hpp): the (old, new) pairs for the
+/// crossentropy and its softmax (whose other uses then read the fused node's softmax), or none
+/// when the pattern or the types do not match exactly. A row of stabilize (its loss is finite
+/// where the label's probability underflows) and of specialize.
+Replacements softmax_crossentropy_fusion(graph::FunctionGraph& fg, graph::Apply& xent);
+
 }  // namespace theon::rewrite

@@ -22,9 +22,15 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph);
 bool fusion_pass(graph::FunctionGraph& fgraph, const Target& target = {});
 
 /// Local algebraic simplifications to a fixed point (canonicalize.cpp): x*1, x+0, x-0, x/1,
-/// neg(neg x), log(exp x), log(softmax) -> log_softmax, log(sigmoid) -> -softplus(-x),
+/// neg(neg x), log(exp x), log(sigmoid) -> -softplus(-x),
 /// log(1 - sigmoid) -> -softplus, dimshuffle and reshape chains. Replacements keep exact types.
 bool canonicalize_pass(graph::FunctionGraph& fgraph);
+
+/// Numerical stabilization of softmax (stabilize.cpp): exp(z) / sum(exp(z)) -> softmax(z),
+/// softmax(x - max(x)) -> softmax(x), log(softmax) -> log_softmax, and the gradients grad()
+/// built for them -> stable forms (no division by an underflowing probability). Tags
+/// fast_run, fast_compile, stabilize.
+bool stabilize_pass(graph::FunctionGraph& fgraph);
 
 /// dot(a, b) + c and alpha * dot(a, b) + beta * c -> one Gemm node (specialize.cpp).
 bool specialize_pass(graph::FunctionGraph& fgraph);

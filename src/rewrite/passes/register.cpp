@@ -1,7 +1,7 @@
 // The standard passes in one table: name, tags (modes are tag queries, see pipeline.hpp) and
 // position (passes run in increasing position). Why each runs where it does is at the top of
 // its file; in short: merge and constant_fold first (each value once, constants folded), then
-// the local rewrites (canonicalize, specialize, conv_epilogue, gemm_epilogue) on plain nodes, then fusion (which hides
+// the local rewrites (canonicalize, stabilize, specialize, conv_epilogue, gemm_epilogue) on plain nodes, then fusion (which hides
 // Elemwise nodes inside Composites; float16, required in every mode, just before it: float16
 // values computed in float32 between casts that fusion then fuses), then inplace on the final nodes, then merge again.
 #include "rewrite/passes/passes.hpp"
@@ -28,6 +28,7 @@ void register_standard_passes() {
         {"merge", {"fast_run", "fast_compile", "merge"}, 0, any_target(merge_pass)},
         {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, any_target(constant_fold_pass)},
         {"canonicalize", {"fast_run", "canonicalize"}, 10, any_target(canonicalize_pass)},
+        {"stabilize", {"fast_run", "fast_compile", "stabilize"}, 20, any_target(stabilize_pass)},
         {"specialize", {"fast_run", "specialize"}, 40, any_target(specialize_pass)},
         {"conv_epilogue", {"fast_run", "conv_epilogue"}, 45, any_target(conv_epilogue_pass)},
         {"gemm_epilogue", {"fast_run", "specialize", "gemm_epilogue"}, 46, any_target(gemm_epilogue_pass)},

@@ -11,7 +11,9 @@
 //   SoftmaxCrossentropy(x, labels) node (src/ops/nnet_fused.hpp): its loss replaces the
 //   crossentropy and its softmax output every other use of the softmax (the gradient's
 //   SoftmaxCrossentropyGrad, which Softmax::L_op emits, and e.g. an argmax of predictions),
-//   so the row pass runs once. User names move to the replacements.
+//   so the row pass runs once. User names move to the replacements. The rule (match.cpp) is
+//   also a row of stabilize, which runs first in fast_run and fast_compile; here it catches
+//   graphs compiled with optimizer_excluding=stabilize.
 //
 // A table of named rules run once over the graph by LocalRewriter (rewrite/local_rewrite.hpp).
 // Runs after canonicalize (which removes x * 1 and x + 0 around products) and before fusion
@@ -20,8 +22,6 @@
 #include "graph/op.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/gemm.hpp"
-#include "ops/nnet.hpp"
-#include "ops/nnet_fused.hpp"
 #include "rewrite/local_rewrite.hpp"
 #include "rewrite/passes/match.hpp"
 #include "rewrite/passes/passes.hpp"
@@ -151,22 +151,6 @@ Replacements dot_add_to_gemm(graph::FunctionGraph& fg, Apply& node) {
   return {};
 }
 
-/// categorical_crossentropy(softmax(x), labels) -> SoftmaxCrossentropy(x, labels): the
-/// (old, new) pairs for the crossentropy and its softmax, or none when the pattern or the
-/// types do not match exactly.
-Replacements softmax_crossentropy(graph::FunctionGraph&, Apply& xent) {
-  const VarPtr &p = xent.input(0), &labels = xent.input(1);
-  if (!p->owner || p->owner->op().kind() != graph::OpKind::Softmax || p->owner->num_outputs() != 1) return {};
-  const auto& sm_op = static_cast<const ops::Softmax&>(p->owner->op());
-  const VarPtr& x = p->owner->input(0);
-  if (sm_op.axis() != 1 || x->type.ndim() != 2 || !is_float(x->type.dtype)) return {};
-  if (labels->type.ndim() != 1 || !is_integer(labels->type.dtype)) return {};
-  std::vector<VarPtr> fused = ops::softmax_crossentropy(x, labels);
-  const VarPtr loss = xent.output(0);
-  if (fused[0]->type != loss->type || fused[1]->type != p->type) return {};
-  return {{loss, fused[0]}, {p, fused[1]}};  // replace_all carries the user's names over
-}
-
 const LocalRewriter& specializer() {
   using K = graph::OpKind;
   // One sweep over the graph (no fixed point): no rule's result is another rule's pattern.
@@ -175,7 +159,7 @@ const LocalRewriter& specializer() {
       {
           // {name, the kinds it triggers on, the rewrite}: one row per rewrite
           {"dot_add_to_gemm", {K::Elemwise}, dot_add_to_gemm},
-          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy},
+          {"softmax_crossentropy", {K::CategoricalCrossentropy}, softmax_crossentropy_fusion},
       },
       /*max_sweeps=*/1);
   return rewriter;

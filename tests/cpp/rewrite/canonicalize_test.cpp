@@ -183,29 +183,7 @@ TEST(Canonicalize, ExpOfLogAndLookalikesAreKept) {
   EXPECT_FALSE(canonicalize({x}, tensor::log(tensor::expm1(x))).changed);
 }
 
-// ---- log(softmax), log(sigmoid), log(1 - sigmoid) ----
-
-TEST(Canonicalize, LogOfSoftmaxBecomesLogSoftmax) {
-  Var x = tensor::matrix("x");
-  Canon c = canonicalize({x}, tensor::log(tensor::softmax(x)));
-  EXPECT_TRUE(c.changed) << c.why();
-  EXPECT_EQ(count(c.before, "Softmax{axis=1}"), 1u) << c.why();
-  EXPECT_EQ(count(c.after, "LogSoftmax{axis=1}"), 1u) << c.why();
-  EXPECT_EQ(count(c.after, "Elemwise{log}"), 0u) << c.why();
-  // Finite where softmax underflows.
-  Var y = tensor::log(tensor::softmax(x));
-  Array in = Array::from_vector<float>({0, 200, -200, 0}, Shape{2, 2});
-  auto out = function({x}, {y}, {.mode = "fast_run"})({in})[0].to_vector<float>();
-  EXPECT_NEAR(out[0], -200.0f, 1e-3);
-  expect_same_results({x}, tensor::log(tensor::softmax(x, 0)), {Array::randn({3, 4}, 1, DType::Float32)});
-}
-
-TEST(Canonicalize, LogOfScaledSoftmaxIsKept) {
-  Var x = tensor::matrix("x");
-  Canon c = canonicalize({x}, tensor::log(tensor::softmax(x) * 2.0));
-  EXPECT_FALSE(c.changed) << c.why();
-  EXPECT_EQ(count(c.after, "LogSoftmax"), 0u) << c.why();
-}
+// ---- log(sigmoid), log(1 - sigmoid) (log(softmax): stabilize_test.cpp) ----
 
 TEST(Canonicalize, LogOfSigmoidBecomesSoftplus) {
   Var x = tensor::matrix("x");
