@@ -129,6 +129,20 @@ Var repeat(const Var& x_in, const Var& repeats, std::optional<int> axis_in) {
     throw TypeError(what + ": repeats " + repeats.type_str() + " must be an integer scalar or vector");
   Var x = axis_in ? x_in : x_in.flatten(1);
   const int axis = norm_axis(axis_in.value_or(0), x.ndim(), what);
+  if (repeats.node()->kind == graph::VarKind::Constant) {  // constant counts: checked now
+    const Array c = repeats.node()->constant.astype(DType::Int64);
+    const int64_t* v = c.data<int64_t>();
+    int64_t total = 0;
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (v[i] < 0) throw ValueError(what + ": repeats may not contain negative values, got " + std::to_string(v[i]));
+      if (__builtin_add_overflow(total, v[i], &total))
+        throw ShapeError(what + ": the counts sum past the largest possible array (2**63 - 1 bytes)");
+    }
+    const int64_t n = x.static_shape()[axis];
+    if (repeats.ndim() == 1 && n >= 0 && c.size() != n)
+      throw ShapeError(what + ": repeats must have one count per element along axis " + std::to_string(axis) +
+                       ", got " + std::to_string(c.size()) + " counts for " + std::to_string(n) + " elements");
+  }
   if (repeats.ndim() == 0) {
     // Insert a dim after `axis`, broadcast it to `repeats`, merge it into `axis`.
     std::vector<int> pattern;

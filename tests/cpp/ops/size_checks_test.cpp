@@ -58,6 +58,17 @@ TEST(SizeChecks, RepeatCountsMustSumInsideInt64) {
   EXPECT_HAS(e, "repeat(x, r): repeats may not contain negative values, got min(r) = -1");
   e = error_of<ShapeError>([&] { f({xv, Array::from_vector<int64_t>({1, 2, 3})}); });
   EXPECT_HAS(e, "repeat(x, r): repeats must have one count per element along axis 0, got len(r) = 3");
+  // Constant counts: checked when the graph is built.
+  const Var big = constant(Array::from_vector<int64_t>({kBig, kBig}));
+  e = error_of<ShapeError>([&] { tensor::repeat(x, big); });
+  EXPECT_HAS(e, "repeat(x, ");
+  EXPECT_HAS(e, "the counts sum past the largest possible array");
+  e = error_of<ValueError>([&] { tensor::repeat(x, constant(Array::from_vector<int64_t>({2, -1}))); });
+  EXPECT_HAS(e, "repeats may not contain negative values, got -1");
+  e = error_of<ShapeError>([&] {
+    tensor::repeat(tensor::tensor(DType::Float64, {2}, "x2"), constant(Array::from_vector<int64_t>({1, 2, 3})));
+  });
+  EXPECT_HAS(e, "got 3 counts for 2 elements");
   // No counts at all (x empty): the checks' shown values (min, sum) need no element.
   EXPECT_EQ(f({Array::from_vector<double>({}), Array::from_vector<int64_t>({})})[0].shape(), (Shape{0}));
 }
