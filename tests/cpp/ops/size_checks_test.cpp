@@ -129,6 +129,22 @@ TEST(SizeChecks, PoolStaticPaddedSizeAndRebuiltParamsAreChecked) {
   EXPECT_HAS(m, "stride must be >= 1");
 }
 
+// ---- output sizes the shape rules compute (one_hot, dot, take, ...) ----
+
+TEST(SizeChecks, OutputSizesNameTheOp) {
+  // 8 rows of 2**60 classes: 2**63 elements, refused by one_hot's own rule (static length now,
+  // run-time length when called), not at the allocation.
+  constexpr int64_t classes = int64_t{1} << 60;
+  std::string e = error_of<ShapeError>([&] { tensor::one_hot(tensor::tensor(DType::Int64, {8}, "labels"), classes); });
+  EXPECT_HAS(e, "one_hot(labels, 1152921504606846976): shape (8, 1152921504606846976) is too big");
+  const Var i = tensor::lvector("i");
+  Function f = function({i}, {tensor::one_hot(i, classes, DType::Float32)});
+  e = error_of<ShapeError>([&] { f({Array::zeros({8}, DType::Int64)}); });
+  EXPECT_HAS(e, "OneHot");
+  EXPECT_HAS(e, "(i): shape (8, 1152921504606846976) is too big");
+  EXPECT_EQ(e.find("allocating an output"), std::string::npos) << e;
+}
+
 // ---- Assert shows the values at fault ----
 
 TEST(SizeChecks, AssertShowsTheValuesAtFaultAndRoundTrips) {
