@@ -77,15 +77,16 @@ Var checked(const Var& x, const std::vector<Var>& conditions, const std::string&
   return Var(ops::assert_op(x.node(), c, message));
 }
 
-// The smallest element of x (0 for an empty x), for messages: a shown value is computed on
-// every call, so it must not fail where the check passes.
+// min(x, 0): x's smallest element when one is negative (what a message shows), and no error for
+// an empty x (a shown value is computed on every call, so it must not fail where the check
+// passes).
 Var smallest(const Var& x) {
   const Var zero = cast(as_var(0), x.dtype());
   return min(concatenate({x.flatten(1), stack({zero})}, 0));
 }
 
-// A constant's values, broadcast against `other`'s when both are constants (for checks of
-// pairs of parameters); nullopt when either is not a constant or the shapes do not broadcast.
+// The values of two constants broadcast together, as float64 (for checks of pairs of
+// parameters); nullopt when either is not a constant or the shapes do not broadcast.
 std::optional<std::pair<Array, Array>> constant_pair(const Var& a, const Var& b) {
   const auto ca = constant_value(a), cb = constant_value(b);
   if (!ca || !cb) return std::nullopt;
