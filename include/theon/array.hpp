@@ -60,6 +60,9 @@ class Array {
  public:
   Array() = default;
   /// A view of `buffer` (used by kernels and views; most code uses the factories below).
+  /// ShapeError, naming the view (shape, strides, offset, dtype) and the buffer's bytes, when a
+  /// non-empty view reaches outside its buffer or a dimension is negative; a null `buffer`
+  /// makes a shape-only placeholder.
   Array(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides, int64_t offset = 0);
 
   /// Uninitialised, contiguous.

@@ -47,14 +47,16 @@ class RandomStreams {
   /// defaults to floatX, or to low's and high's dtype when they are float64 Vars.
   Var uniform(const RandomSize& size, const Var& low, const Var& high, std::optional<DType> dtype = std::nullopt);
   Var uniform(const RandomSize& size, double low = 0.0, double high = 1.0, std::optional<DType> dtype = std::nullopt);
-  /// Normal with mean `avg` and standard deviation `std` (Box-Muller).
+  /// Normal with mean `avg` and standard deviation `std` (Box-Muller). ValueError for a
+  /// negative std: a constant now, a run-time one when the function runs.
   Var normal(const RandomSize& size, const Var& avg, const Var& std, std::optional<DType> dtype = std::nullopt);
   Var normal(const RandomSize& size, double avg = 0.0, double std = 1.0, std::optional<DType> dtype = std::nullopt);
   /// Successes in `n` Bernoulli(p) trials per element (n a constant; p broadcasts; ValueError
   /// for a constant p outside [0, 1], and at call time for a run-time one).
   Var binomial(const RandomSize& size, int64_t n, const Var& p, DType dtype = DType::Int64);
   Var binomial(const RandomSize& size, int64_t n = 1, double p = 0.5, DType dtype = DType::Int64);
-  /// Integers uniform in [low, high] (both included, Theano's random_integers).
+  /// Integers uniform in [low, high] (both included, Theano's random_integers). ValueError for
+  /// high < low: constants now, run-time values when the function runs.
   Var random_integers(const RandomSize& size, const Var& low, const Var& high, DType dtype = DType::Int64);
   Var random_integers(const RandomSize& size, int64_t low = 0, int64_t high = 1, DType dtype = DType::Int64);
   /// MRG_RandomStreams.multinomial: `pvals` a matrix of probability rows (each summing to 1

@@ -13,9 +13,12 @@
 #include "ops/assert.hpp"
 #include "ops/random.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace theon {
 
@@ -72,6 +75,46 @@ Var checked(const Var& x, const std::vector<Var>& conditions, const std::string&
   std::vector<graph::VarPtr> c;
   for (const Var& v : conditions) c.push_back(v.node());
   return Var(ops::assert_op(x.node(), c, message));
+}
+
+// min(x, 0): x's smallest element when one is negative (what a message shows), and no error for
+// an empty x (a shown value is computed on every call, so it must not fail where the check
+// passes).
+Var smallest(const Var& x) {
+  const Var zero = cast(as_var(0), x.dtype());
+  return min(concatenate({x.flatten(1), stack({zero})}, 0));
+}
+
+// The values of two constants broadcast together, as float64 (for checks of pairs of
+// parameters); nullopt when either is not a constant or the shapes do not broadcast.
+std::optional<std::pair<Array, Array>> constant_pair(const Var& a, const Var& b) {
+  const auto ca = constant_value(a), cb = constant_value(b);
+  if (!ca || !cb) return std::nullopt;
+  const Shape &sa = ca->shape(), &sb = cb->shape();
+  const size_t nd = std::max(sa.size(), sb.size());
+  Shape out(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t x = d + sa.size() >= nd ? sa[d + sa.size() - nd] : 1;
+    const int64_t y = d + sb.size() >= nd ? sb[d + sb.size() - nd] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;  // the graph reports it
+    out[d] = x == 1 ? y : x;
+  }
+  return std::make_pair(ca->broadcast_to(out).astype(DType::Float64), cb->broadcast_to(out).astype(DType::Float64));
+}
+
+// std >= 0 (NumPy's normal refuses a negative scale; NaN passes, as there): a constant now, a
+// symbolic std when the function runs, naming the call and the value.
+Var checked_std(const Var& std_dev, const std::string& what) {
+  const std::string message = what + ": std must be >= 0";
+  if (auto c = constant_value(std_dev)) {
+    const Array v = c->astype(DType::Float64);
+    for (int64_t i = 0; i < v.size(); ++i)
+      if (v.item(i) < 0) throw ValueError(message + ", got " + number(v.item(i)));
+    return std_dev;
+  }
+  const std::string shown = std_dev.ndim() == 0 ? text(std_dev) : "min(" + text(std_dev) + ")";
+  return Var(ops::assert_op(std_dev.node(), {(~any(lt(std_dev, as_var(0)))).node()}, message,
+                            {{shown, (std_dev.ndim() == 0 ? std_dev : smallest(std_dev)).node()}}));
 }
 
 Var all_in_unit_interval(const Var& p) { return all(and_(ge(p, as_var(0.0)), le(p, as_var(1.0)))); }
@@ -173,8 +216,9 @@ Var RandomStreams::uniform(const RandomSize& size, double low, double high, std:
 Var RandomStreams::normal(const RandomSize& size, const Var& avg, const Var& std, std::optional<DType> dtype) {
   const DType t = float_dtype(dtype, avg, std);
   const std::string what = "normal(size=" + size_text(size) + ", avg=" + text(avg) + ", std=" + text(std) + ")";
+  const Var checked = checked_std(std, what);
   const Var z = draw(true, size, t, what);
-  const Var out = as_dtype(avg + std * z, t);
+  const Var out = as_dtype(avg + checked * z, t);
   return returned(out);
 }
 Var RandomStreams::normal(const RandomSize& size, double avg, double std, std::optional<DType> dtype) {
@@ -212,14 +256,26 @@ Var RandomStreams::random_integers(const RandomSize& size, const Var& low, const
   if (!is_integer(low.dtype()) || !is_integer(high.dtype()))
     throw TypeError(what + ": low and high must be integers, got " + std::string(dtype_name(low.dtype())) + " and " +
                     std::string(dtype_name(high.dtype())));
-  if (auto lo = constant_value(low), hi = constant_value(high); lo && hi && lo->size() == 1 && hi->size() == 1 &&
-                                                                 hi->item() < lo->item())
-    throw ValueError(what + ": high must be >= low");
+  // high >= low (NumPy's randint refuses an empty range): constants now, else when the
+  // function runs, naming the call and the values.
+  const std::string message = what + ": high must be >= low";
+  Var lo = as_dtype(low, DType::Int64);
+  const Var hi = as_dtype(high, DType::Int64);
+  if (auto c = constant_pair(low, high)) {
+    for (int64_t i = 0; i < c->first.size(); ++i)
+      if (c->second.item(i) < c->first.item(i))
+        throw ValueError(message + ", got low = " + number(c->first.item(i)) + ", high = " + number(c->second.item(i)));
+  } else if (lo.ndim() == 0 && hi.ndim() == 0) {
+    lo = Var(ops::assert_op(lo.node(), {ge(hi, lo).node()}, message, {{"low", lo.node()}, {"high", hi.node()}}));
+  } else {
+    lo = Var(ops::assert_op(lo.node(), {(~any(lt(hi, lo))).node()}, message,
+                            {{"min(high - low)", smallest(hi - lo).node()}}));
+  }
   // low + floor(u * (high - low + 1)) with u = (2k + 1) / 2^53 < 1 - 2^-53: the product stays
   // below the range (exact IEEE rounding), so every value is in [low, high]; the bias is
   // below range / 2^52.
   const Var u = draw(false, size, DType::Float64, what);
-  const Var lo = as_dtype(low, DType::Int64), range = as_dtype(high, DType::Int64) - lo + as_var(1);
+  const Var range = hi - lo + as_var(1);
   const Var out = as_dtype(lo + cast(u * cast(range, DType::Float64), DType::Int64), dtype);
   return returned(out);
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace theon::tensor {
@@ -43,6 +44,24 @@ void require_int_scalar(const Var& v, const std::string& what) {
     throw TypeError(what + ": " + label(v) + " (" + v.type_str() + ") must be an integer scalar");
 }
 
+// The value of an integer scalar constant, if v is one.
+std::optional<int64_t> constant_int(const Var& v) {
+  if (v.node()->kind != graph::VarKind::Constant) return std::nullopt;
+  return v.node()->constant.astype(DType::Int64).data<int64_t>()[0];
+}
+
+// A size given by the user (as int64), refused when negative: now when it is a constant, when
+// the function runs otherwise (NumPy's and Theano's "negative dimensions are not allowed").
+Var checked_dim(const Var& n, const std::string& what) {
+  const std::string message = what + ": negative dimensions are not allowed";
+  if (auto c = constant_int(n)) {
+    if (*c < 0) throw ShapeError(message + ", got " + std::to_string(*c));
+    return i64(n);
+  }
+  const Var v = i64(n);
+  return Var(ops::assert_op(v.node(), {ge(v, lit64(0)).node()}, message, {{label(n), v.node()}}, ops::AssertError::Shape));
+}
+
 // Size of dim d of x: a constant when static, else x.shape[d].
 Var dim_of(const Var& x, int d) {
   const int64_t n = x.static_shape()[d];
@@ -59,8 +78,8 @@ Var eye(const ScalarArg& n, const ScalarArg& m, const ScalarArg& k, std::optiona
   require_int_scalar(n, what + ": n");
   require_int_scalar(m, what + ": m");
   require_int_scalar(k, what + ": k");
-  Var rows = arange(i64(n)).dimshuffle({0, -1});
-  Var cols = arange(i64(m)).dimshuffle({-1, 0});
+  Var rows = arange(checked_dim(n, what)).dimshuffle({0, -1});
+  Var cols = arange(checked_dim(m, what)).dimshuffle({-1, 0});
   return cast(eq(rows + i64(k), cols), dtype.value_or(config().floatX));
 }
 
@@ -110,6 +129,20 @@ Var repeat(const Var& x_in, const Var& repeats, std::optional<int> axis_in) {
     throw TypeError(what + ": repeats " + repeats.type_str() + " must be an integer scalar or vector");
   Var x = axis_in ? x_in : x_in.flatten(1);
   const int axis = norm_axis(axis_in.value_or(0), x.ndim(), what);
+  if (repeats.node()->kind == graph::VarKind::Constant) {  // constant counts: checked now
+    const Array c = repeats.node()->constant.astype(DType::Int64);
+    const int64_t* v = c.data<int64_t>();
+    int64_t total = 0;
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (v[i] < 0) throw ValueError(what + ": repeats may not contain negative values, got " + std::to_string(v[i]));
+      if (__builtin_add_overflow(total, v[i], &total))
+        throw ShapeError(what + ": the counts sum past the largest possible array (2**63 - 1 bytes)");
+    }
+    const int64_t n = x.static_shape()[axis];
+    if (repeats.ndim() == 1 && n >= 0 && c.size() != n)
+      throw ShapeError(what + ": repeats must have one count per element along axis " + std::to_string(axis) +
+                       ", got " + std::to_string(c.size()) + " counts for " + std::to_string(n) + " elements");
+  }
   if (repeats.ndim() == 0) {
     // Insert a dim after `axis`, broadcast it to `repeats`, merge it into `axis`.
     std::vector<int> pattern;
@@ -129,16 +162,26 @@ Var repeat(const Var& x_in, const Var& repeats, std::optional<int> axis_in) {
     return reshape(alloc(x.dimshuffle(pattern), big), stack(merged));
   }
   // One count per element along `axis`: output position t takes element
-  // #{j : cumsum(repeats)[j] <= t}, an index vector of length sum(repeats).
+  // #{j : cumsum(repeats)[j] <= t}, an index vector of length sum(repeats). The counts are
+  // checked before any size is computed from them: one per element, none negative, and a sum
+  // that fits (summed in float64, which cannot wrap: a sum of 2**62 or more, refused, would be
+  // too big anyway, as would the int64 index vector of its length).
+  const std::string r = label(repeats);
   Var counts = i64(repeats);
-  Var n = dim_of(x, axis);
-  Var checked = Var(ops::assert_op(
-      x.node(), {eq(counts.shape()[{Index(0)}], n).node(), all(counts >= 0).node()},
-      what + ": repeats must have one non-negative count per element along the axis"));
+  const Var n = dim_of(x, axis), len = counts.shape()[{Index(0)}];
+  counts = Var(ops::assert_op(counts.node(), {eq(len, n).node()},
+                              what + ": repeats must have one count per element along axis " + std::to_string(axis),
+                              {{"len(" + r + ")", len.node()}, {"the axis' length", n.node()}}, ops::AssertError::Shape));
+  counts = Var(ops::assert_op(counts.node(), {all(counts >= 0).node()}, what + ": repeats may not contain negative values",
+                              {{"min(" + r + ")", min(concatenate({counts, stack({lit64(0)})}, 0)).node()}}));
+  const Var total = sum(cast(counts, DType::Float64));
+  counts = Var(ops::assert_op(counts.node(), {lt(total, as_var(0x1p62)).node()},
+                              what + ": the counts sum past the largest possible array (2**63 - 1 bytes)",
+                              {{"sum(" + r + ")", total.node()}}, ops::AssertError::Shape));
   Var ends = cumsum(counts);
   Var t = arange(sum(counts)).dimshuffle({0, -1});
   Var idx = sum(cast(le(ends.dimshuffle({-1, 0}), t), DType::Int64), 1);
-  return take(checked, idx, axis);
+  return take(x, idx, axis);
 }
 
 Var linspace(const ScalarArg& start, const ScalarArg& stop, int64_t num, bool endpoint) {

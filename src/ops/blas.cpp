@@ -1,5 +1,7 @@
 #include "ops/blas.hpp"
 #include "ops/make_op.hpp"
+#include "util/checked_size.hpp"
+#include "graph/user_names.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -51,6 +53,7 @@ std::vector<Shape> Dot::infer_shape(const Apply& node, const std::vector<Array>&
   Shape out;
   if (a.size() == 2) out.push_back(a[0]);
   if (b.size() == 2) out.push_back(b[1]);
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
   return {out};
 }
 

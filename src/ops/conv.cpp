@@ -100,21 +100,40 @@ std::string ConvEpilogue::text() const {
   return relu ? "relu" : "none";
 }
 
-int64_t conv_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil) {
-  const int64_t span = (k - 1) * dil + 1;
-  const int64_t room = in + 2 * pad - span;
-  return room < 0 ? 0 : room / stride + 1;
+namespace {
+
+// One spatial axis of a convolution, overflow-checked: the dilated filter's span
+// (k - 1) * dil + 1, the pad of the border mode (valid 0; full span - 1; half span // 2;
+// explicit as given), the padded input in + 2 * pad and Theano's output size
+// (padded - span) // stride + 1 (0 when the filter is larger than the padded input;
+// conv_geometry refuses that).
+// ShapeError naming `what` when a size leaves int64 (a dilation or pad too big to exist).
+struct ConvAxis {
+  int64_t span = 0, pad = 0, padded = 0, out = 0;
+};
+
+ConvAxis conv_axis(const ConvParams& p, int axis, int64_t in, int64_t k, const std::string& what) {
+  const bool rows = axis == 0;
+  const int64_t dil = rows ? p.dil_h : p.dil_w, stride = rows ? p.stride_h : p.stride_w;
+  const std::string along = rows ? " along the rows" : " along the columns";
+  ConvAxis a;
+  if (!detail::checked_mul(k - 1, dil, a.span) || !detail::checked_add(a.span, 1, a.span))
+    throw ShapeError(what + ": the dilated filter" + along + ", (" + std::to_string(k) + " - 1) * " +
+                     std::to_string(dil) + " + 1, is too big (beyond int64)");
+  switch (p.border) {
+    case ConvBorder::Valid: a.pad = 0; break;
+    case ConvBorder::Full: a.pad = a.span - 1; break;
+    case ConvBorder::Half: a.pad = a.span / 2; break;
+    case ConvBorder::Explicit: a.pad = rows ? p.pad_h : p.pad_w; break;
+  }
+  if (!detail::checked_mul(a.pad, 2, a.padded) || !detail::checked_add(a.padded, in, a.padded))
+    throw ShapeError(what + ": the padded input" + along + ", " + std::to_string(in) + " + 2 * " + std::to_string(a.pad) +
+                     " with border_mode=" + p.border_text() + ", is too big (beyond int64)");
+  a.out = a.span > a.padded ? 0 : (a.padded - a.span) / stride + 1;
+  return a;
 }
 
-std::array<int64_t, 2> conv_pads(const ConvParams& p, int64_t kh, int64_t kw) {
-  switch (p.border) {
-    case ConvBorder::Valid: return {0, 0};
-    case ConvBorder::Full: return {(kh - 1) * p.dil_h, (kw - 1) * p.dil_w};
-    case ConvBorder::Half: return {((kh - 1) * p.dil_h + 1) / 2, ((kw - 1) * p.dil_w + 1) / 2};
-    case ConvBorder::Explicit: break;
-  }
-  return {p.pad_h, p.pad_w};
-}
+}  // namespace
 
 ConvGeometry conv_geometry(const ConvParams& p, const Shape& in, const Shape& f, const std::string& what) {
   ConvGeometry g;
@@ -129,28 +148,23 @@ ConvGeometry conv_geometry(const ConvParams& p, const Shape& in, const Shape& f,
     throw ShapeError(what + ": the filters' " + std::to_string(g.m) + " output channels are not divisible by num_groups=" +
                      std::to_string(p.groups) + shapes);
   if (g.kh < 1 || g.kw < 1) throw ShapeError(what + ": the filters have no rows or columns" + shapes);
-  const auto pads = conv_pads(p, g.kh, g.kw);
-  g.ph = pads[0], g.pw = pads[1];
-  const int64_t span_h = (g.kh - 1) * g.dh + 1, span_w = (g.kw - 1) * g.dw + 1;
-  if (span_h > g.h + 2 * g.ph || span_w > g.w + 2 * g.pw)
-    throw ShapeError(what + ": the filters (dilated " + pair_text(span_h, span_w) +
-                     ") are larger than the padded input " + pair_text(g.h + 2 * g.ph, g.w + 2 * g.pw) +
+  const ConvAxis ah = conv_axis(p, 0, g.h, g.kh, what + shapes), aw = conv_axis(p, 1, g.w, g.kw, what + shapes);
+  g.ph = ah.pad, g.pw = aw.pad;
+  if (ah.span > ah.padded || aw.span > aw.padded)
+    throw ShapeError(what + ": the filters (dilated " + pair_text(ah.span, aw.span) +
+                     ") are larger than the padded input " + pair_text(ah.padded, aw.padded) +
                      " with border_mode=" + p.border_text() + shapes);
-  g.oh = conv_out_size(g.h, g.kh, g.ph, g.sh, g.dh);
-  g.ow = conv_out_size(g.w, g.kw, g.pw, g.sw, g.dw);
+  g.oh = ah.out, g.ow = aw.out;
   return g;
 }
 
 std::vector<int64_t> conv_static_output(const ConvParams& p, const std::vector<int64_t>& in,
-                                        const std::vector<int64_t>& f) {
+                                        const std::vector<int64_t>& f, const std::string& what) {
   std::vector<int64_t> out = {in[0], f[0], graph::kUnknownDim, graph::kUnknownDim};
-  if (in[2] >= 0 && f[2] >= 1) {
-    const int64_t pad = conv_pads(p, f[2], 1)[0];
-    if ((f[2] - 1) * p.dil_h + 1 <= in[2] + 2 * pad) out[2] = conv_out_size(in[2], f[2], pad, p.stride_h, p.dil_h);
-  }
-  if (in[3] >= 0 && f[3] >= 1) {
-    const int64_t pad = conv_pads(p, 1, f[3])[1];
-    if ((f[3] - 1) * p.dil_w + 1 <= in[3] + 2 * pad) out[3] = conv_out_size(in[3], f[3], pad, p.stride_w, p.dil_w);
+  for (int axis = 0; axis < 2; ++axis) {
+    if (in[2 + axis] < 0 || f[2 + axis] < 1) continue;
+    const ConvAxis a = conv_axis(p, axis, in[2 + axis], f[2 + axis], what);
+    if (a.span <= a.padded) out[2 + axis] = a.out;
   }
   return out;
 }
@@ -177,7 +191,7 @@ VarPtr conv2d(const VarPtr& input, const VarPtr& filters, const ConvParams& p) {
                   what + " with " + described(input) + " and " + described(filters));
   graph::TensorType type;
   type.dtype = t;
-  type.dims = conv_static_output(p, in, f);
+  type.dims = conv_static_output(p, in, f, what + " with " + described(input) + " and " + described(filters));
   return graph::make_output(std::make_shared<Conv2d>(OpKind::Conv2d, p), {cast(input, t), cast(filters, t)}, type);
 }
 

@@ -68,20 +68,16 @@ struct ConvGeometry {
   int64_t mg() const { return m / groups; }
 };
 
-/// Theano's output size along one axis: (in + 2*pad - ((k-1)*dil + 1)) // stride + 1.
-int64_t conv_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil);
-/// The pads of `p`'s border mode for a kh x kw filter: valid 0; full (k-1)*dil; half
-/// ((k-1)*dil + 1) // 2; explicit as given.
-std::array<int64_t, 2> conv_pads(const ConvParams& p, int64_t kh, int64_t kw);
-
 /// The geometry of a convolution of `input` (n, c, h, w) with `filters` (m, c/groups, kh, kw).
 /// Throws ShapeError naming `what` and the shapes: channels not matching filters * groups,
-/// out_channels not divisible by groups, a (dilated) filter larger than the padded input.
+/// out_channels not divisible by groups, a (dilated) filter larger than the padded input, a
+/// dilated filter or padded input whose size leaves int64.
 ConvGeometry conv_geometry(const ConvParams& p, const Shape& input, const Shape& filters, const std::string& what);
 
-/// Static output dims for static input/filter dims (kUnknownDim where not known).
+/// Static output dims for static input/filter dims (kUnknownDim where not known); ShapeError
+/// naming `what` for a dilated filter or padded input whose size leaves int64.
 std::vector<int64_t> conv_static_output(const ConvParams& p, const std::vector<int64_t>& input,
-                                        const std::vector<int64_t>& filters);
+                                        const std::vector<int64_t>& filters, const std::string& what);
 
 /// The three kinds: Conv2d (inputs: input, filters), Conv2dGradInputs (inputs: filters,
 /// output_grad, input_shape) and Conv2dGradWeights (inputs: input, output_grad,

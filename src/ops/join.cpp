@@ -112,6 +112,7 @@ std::vector<Shape> Join::infer_shape(const Apply& node, const std::vector<Array>
       detail::throw_too_big(graph::user_describe(node), out, std::nullopt);
   }
   if (stack_) out.insert(out.begin() + axis_, static_cast<int64_t>(inputs.size()));
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
   return {out};
 }
 

@@ -1,5 +1,7 @@
 #include "ops/matmul.hpp"
 #include "ops/make_op.hpp"
+#include "util/checked_size.hpp"
+#include "graph/user_names.hpp"
 
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -135,7 +137,9 @@ void for_each_matmul_batch(const MatmulShape& g, const Array& a, const Array& b,
 }
 
 std::vector<Shape> BatchedMatmul::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
-  return {matmul_shape(node, inputs[0].shape(), inputs[1].shape()).out};
+  Shape out = matmul_shape(node, inputs[0].shape(), inputs[1].shape()).out;
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
+  return {out};
 }
 
 graph::Cost BatchedMatmul::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {

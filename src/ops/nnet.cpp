@@ -1,5 +1,7 @@
 #include "ops/nnet.hpp"
 #include "ops/make_op.hpp"
+#include "util/checked_size.hpp"
+#include "graph/user_names.hpp"
 
 #include "ops/argmax.hpp"
 #include "ops/elemwise.hpp"
@@ -122,16 +124,19 @@ VarPtr one_hot(const VarPtr& indices, int64_t n, DType dtype) {
   graph::TensorType t;
   t.dtype = dtype;
   t.dims = {indices->type.dims[0], n};
+  if (t.dims[0] >= 0) detail::checked_nbytes(t.dims, dtype, what);
   return graph::make_output(std::make_shared<OneHot>(n, dtype), {indices}, t);
 }
 
-std::vector<Shape> OneHot::infer_shape(const Apply&, const std::vector<Array>& inputs) const {
-  return {{inputs[0].shape()[0], n_}};
+std::vector<Shape> OneHot::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
+  Shape out = {inputs[0].shape()[0], n_};
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
+  return {out};
 }
 
 graph::Cost OneHot::cost(const Apply& node, const std::vector<Shape>& input_shapes) const {
   graph::Cost c = Op::cost(node, input_shapes);
-  c.bytes += static_cast<double>(input_shapes[0][0] * n_ * static_cast<int64_t>(itemsize(dtype_)));
+  c.bytes += static_cast<double>(input_shapes[0][0]) * static_cast<double>(n_) * static_cast<double>(itemsize(dtype_));
   return c;
 }
 

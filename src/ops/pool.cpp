@@ -130,11 +130,16 @@ graph::OpProps Pool::props() const {
 
 namespace {
 
-graph::TensorType pooled_type(const graph::TensorType& x, const PoolParams& p) {
+// A static dim may be any int64 (a run-time one is at most 2**62: its array must fit), so the
+// padded size n + 2 * pad is checked here; ShapeError naming `what` when it leaves int64.
+graph::TensorType pooled_type(const graph::TensorType& x, const PoolParams& p, const std::string& what) {
   graph::TensorType t = x;
   const size_t lead = x.dims.size() - static_cast<size_t>(p.nd);
   for (int d = 0; d < p.nd; ++d) {
     const int64_t n = x.dims[lead + d];
+    if (int64_t padded; n >= 0 && !detail::checked_add(n, 2 * p.pad[d], padded))
+      throw ShapeError(what + ": the padded size " + std::to_string(n) + " + 2 * " + std::to_string(p.pad[d]) +
+                       " of pooled dim " + std::to_string(d) + " is too big (beyond int64)");
     t.dims[lead + d] = n < 0 ? graph::kUnknownDim : pool_output_size(n, p.ws[d], p.stride[d], p.pad[d], p.ignore_border);
   }
   return t;
@@ -160,6 +165,26 @@ VarPtr make_pool_node(OpKind kind, const PoolParams& p, std::vector<VarPtr> inpu
 
 }  // namespace
 
+namespace {
+
+// The window, stride and pad of every pooled dim (the output-size rule divides by the stride
+// and needs pad < ws, both below 2**40, so the sizes it computes stay far inside int64).
+void check_pool_numbers(const PoolParams& p, const std::string& what) {
+  bool padded = false;
+  for (int d = 0; d < p.nd; ++d) {
+    if (p.ws[d] < 1) throw ValueError(what + ": ws must be >= 1 in every dim");
+    if (p.stride[d] < 1) throw ValueError(what + ": stride must be >= 1 in every dim");
+    if (p.pad[d] < 0) throw ValueError(what + ": pad must be >= 0 in every dim");
+    if (p.pad[d] >= p.ws[d]) throw NotImplementedError(what + ": padding must be smaller than the window (pad < ws)");
+    padded = padded || p.pad[d] != 0;
+    if (p.ws[d] > (int64_t(1) << 40) || p.stride[d] > (int64_t(1) << 40))
+      throw ValueError(what + ": ws and stride must be below 2**40");
+  }
+  if (padded && !p.ignore_border) throw NotImplementedError(what + ": padding works only with ignore_border=True");
+}
+
+}  // namespace
+
 PoolParams checked_pool_params(const VarPtr& x, const PoolParams& p_in) {
   PoolParams p = p_in;
   const std::string name = "pool_" + std::to_string(p.nd) + "d";
@@ -177,29 +202,19 @@ PoolParams checked_pool_params(const VarPtr& x, const PoolParams& p_in) {
     throw TypeError(what + ": " + name + " requires an input of rank >= " + std::to_string(p.nd) + ", got " + label_type(x));
   if (x->type.ndim() > p.nd + pool::kMaxLead)
     throw NotImplementedError(what + ": at most " + std::to_string(pool::kMaxLead) + " leading dims, got " + label_type(x));
-  bool padded = false;
-  for (int d = 0; d < p.nd; ++d) {
-    if (p.ws[d] < 1) throw ValueError(what + ": ws must be >= 1 in every dim");
-    if (p.stride[d] < 1) throw ValueError(what + ": stride must be >= 1 in every dim");
-    if (p.pad[d] < 0) throw ValueError(what + ": pad must be >= 0 in every dim");
-    if (p.pad[d] >= p.ws[d]) throw NotImplementedError(what + ": padding must be smaller than the window (pad < ws)");
-    padded = padded || p.pad[d] != 0;
-    if (p.ws[d] > (int64_t(1) << 40) || p.stride[d] > (int64_t(1) << 40))
-      throw ValueError(what + ": ws and stride must be below 2**40");
-  }
-  if (padded && !p.ignore_border) throw NotImplementedError(what + ": padding works only with ignore_border=True");
+  check_pool_numbers(p, what);
   return p;
 }
 
 VarPtr pool(const VarPtr& x, const PoolParams& p_in) {
   const PoolParams p = checked_pool_params(x, p_in);
-  return make_pool_node(OpKind::Pool, p, {x}, pooled_type(x->type, p));
+  return make_pool_node(OpKind::Pool, p, {x}, pooled_type(x->type, p, pool_call(x->label(), p)));
 }
 
 VarPtr max_pool_grad(const VarPtr& x, const VarPtr& z, const VarPtr& gz, const PoolParams& p) {
   const std::string what = "MaxPoolGrad of " + pool_call(x->label(), p);
   require_pool_dtype(what, x);
-  const graph::TensorType zt = pooled_type(x->type, p);
+  const graph::TensorType zt = pooled_type(x->type, p, what);
   check_static_like(what, z, zt, "the pooled value");
   check_static_like(what, gz, zt, "the output gradient");
   return make_pool_node(OpKind::MaxPoolGrad, p, {x, z, gz}, x->type);
@@ -208,14 +223,14 @@ VarPtr max_pool_grad(const VarPtr& x, const VarPtr& z, const VarPtr& gz, const P
 VarPtr average_pool_grad(const VarPtr& x, const VarPtr& gz, const PoolParams& p) {
   const std::string what = "AveragePoolGrad of " + pool_call(x->label(), p);
   require_pool_dtype(what, x);
-  check_static_like(what, gz, pooled_type(x->type, p), "the output gradient");
+  check_static_like(what, gz, pooled_type(x->type, p, what), "the output gradient");
   return make_pool_node(OpKind::AveragePoolGrad, p, {x, gz}, x->type);
 }
 
 VarPtr max_pool_grad_grad(const VarPtr& x, const VarPtr& z, const VarPtr& g, const PoolParams& p) {
   const std::string what = "DownsampleFactorMaxGradGrad of " + pool_call(x->label(), p);
   require_pool_dtype(what, x);
-  const graph::TensorType zt = pooled_type(x->type, p);
+  const graph::TensorType zt = pooled_type(x->type, p, what);
   check_static_like(what, z, zt, "the pooled value");
   check_static_like(what, g, x->type, "the gradient");
   return make_pool_node(OpKind::DownsampleFactorMaxGradGrad, p, {x, z, g}, zt);
@@ -308,7 +323,8 @@ std::shared_ptr<const graph::Op> pool_from_props(OpKind kind, PropReader& r) {
   if (ib != "True" && ib != "False") throw ValueError("Pool: prop 'ignore_border' must be True or False");
   p.ignore_border = ib == "True";
   p.mode = parse_pool_mode(r.text("mode"), "Pool");
-  return std::make_shared<const Pool>(kind, p);
+  check_pool_numbers(p, "make_op(" + std::string(graph::kind_name(kind)) + ")");
+  return r.done(std::make_shared<const Pool>(kind, p));
 }
 
 }  // namespace

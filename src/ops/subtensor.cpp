@@ -1,5 +1,6 @@
 #include "ops/subtensor.hpp"
 #include "ops/make_op.hpp"
+#include "util/checked_size.hpp"
 
 #include "graph/user_names.hpp"
 #include "ops/dimshuffle.hpp"
@@ -492,7 +493,9 @@ VarPtr take(const VarPtr& x, const std::vector<VarPtr>& indices, int axis, bool 
 std::vector<Shape> AdvancedSubtensor1::infer_shape(const Apply& node, const std::vector<Array>& inputs) const {
   const int k = static_cast<int>(inputs.size()) - 1;
   const Shape idx = k == 1 ? inputs[1].shape() : index_broadcast_shape(node, inputs, 1, k);
-  return {take_shape(inputs[0].shape(), idx, axis_, k)};
+  Shape out = take_shape(inputs[0].shape(), idx, axis_, k);
+  detail::checked_nbytes(out, node.output_raw(0)->type.dtype, [&] { return graph::user_describe(node); });
+  return {out};
 }
 
 // ---- AdvancedIncSubtensor1 ----

@@ -173,10 +173,47 @@ Buffer::~Buffer() {
   if (deleter_) deleter_(data_);
 }
 
+namespace {
+
+// A view must stay inside its buffer: every element it can reach (offset plus, per dim,
+// 0..(n-1) times the stride, negative strides reaching down) lies in [0, bytes). Checked once
+// when the view is made, so kernels that read it never go out of bounds. An empty view reads
+// nothing and is not checked (as NumPy: its offset may sit anywhere, e.g. at the end).
+void check_view(const Buffer& buffer, DType dtype, const Shape& shape, const Strides& strides, int64_t offset) {
+  const auto fail = [&](const std::string& why) {
+    throw ShapeError("Array: a view of shape " + shape_str(shape) + ", strides " + shape_str(strides) + ", offset " +
+                     std::to_string(offset) + " and dtype " + std::string(dtype_name(dtype)) + " " + why +
+                     ", but its buffer holds " + std::to_string(buffer.bytes()) + " bytes");
+  };
+  bool empty = false;
+  for (int64_t n : shape) {
+    if (n < 0) fail("has a negative dimension");
+    empty = empty || n == 0;
+  }
+  if (empty) return;
+  int64_t lo = offset, hi = offset, reach, bytes;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!detail::checked_mul(strides[d], shape[d] - 1, reach) ||
+        !detail::checked_add(reach < 0 ? lo : hi, reach, reach < 0 ? lo : hi))
+      fail("reaches beyond the int64 range");
+  }
+  const auto isz = static_cast<int64_t>(itemsize(dtype));
+  if (!detail::checked_add(hi, 1, bytes) || !detail::checked_mul(bytes, isz, bytes))
+    fail("reaches beyond the int64 range");
+  if (lo < 0)
+    fail("reaches element " + std::to_string(lo) + " (before the buffer's start)");
+  if (static_cast<uint64_t>(bytes) > buffer.bytes())
+    fail("reaches elements " + std::to_string(lo) + " to " + std::to_string(hi) + " (" + std::to_string(bytes) +
+         " bytes)");
+}
+
+}  // namespace
+
 Array::Array(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides, int64_t offset)
     : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
       offset_(offset) {
   if (strides_.size() != shape_.size()) throw InternalError("Array: strides and shape differ in rank");
+  if (buffer_) check_view(*buffer_, dtype_, shape_, strides_, offset_);  // a null buffer: a shape-only placeholder
 }
 
 Array Array::empty(const Shape& shape, DType dtype) {

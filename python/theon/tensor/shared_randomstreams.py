@@ -8,6 +8,7 @@ element index): identical on the CPU and the GPU, but not Theano's (docs/guide/r
 ``theon.sandbox.rng_mrg.MRG_RandomStreams`` is the same engine with the MRG signatures.
 """
 import numbers
+import operator
 
 import numpy as np
 
@@ -81,12 +82,19 @@ class RandomStreams:
                 raise TheonTypeError(f"{what}: size {size} must be an int vector or a tuple of sizes")
             dims, shape = None, size
         else:
-            if isinstance(size, (numbers.Integral, np.integer)):
+            if isinstance(size, (numbers.Number, np.generic)):
                 size = (size,)
             size = tuple(size.tolist() if isinstance(size, np.ndarray) else size)
             for s in size:
-                if isinstance(s, (numbers.Integral, np.integer)) and s < 0:
-                    raise ValueError(f"{what}: negative size {s} in size={size}")
+                if isinstance(s, TensorVariable):
+                    continue  # an int scalar (the C++ side checks its dtype)
+                try:
+                    n = operator.index(s)  # NumPy's rule for sizes: 2.5 (or 2.0) is not one
+                except TypeError:
+                    raise TheonTypeError(f"{what}: size={size} has {s!r}, which is not an integer; "
+                                         "sizes must be integers") from None
+                if n < 0:
+                    raise ValueError(f"{what}: negative size {n} in size={size}")
             dims, shape = [as_tensor_variable(s, dtype=None if isinstance(s, TensorVariable) else "int64")._v
                            for s in size], None
         if ndim is not None and dims is not None and len(dims) != ndim:

@@ -344,6 +344,65 @@ TEST(RandomStreams, BadInputIsAClearErrorNamingTheCall) {
       << e;
 }
 
+// Issue 29: normal's std and random_integers' range are checked as NumPy's RandomState checked
+// them (Theano's RandomStreams raised when called): a constant when the variable is made, a
+// symbolic one when the function runs, naming the call and the value; the failed call changes
+// no shared variable, the random states included.
+TEST(RandomStreams, NegativeStdIsRefused) {
+  RandomStreams rng(0);
+  std::string e = error_of<ValueError>([&] { rng.normal({2, 3}, 0.0, -1.0); });
+  EXPECT_NE(e.find("normal(size=(2, 3), avg=0.0, std=-1.0): std must be >= 0, got -1"), std::string::npos) << e;
+  e = error_of<ValueError>([&] { rng.normal({2}, as_var(0.0), constant(Array::from_vector<double>({1.0, -0.5}))); });
+  EXPECT_NE(e.find("std must be >= 0, got -0.5"), std::string::npos) << e;
+  EXPECT_NO_THROW(rng.normal({2}, 0.0, 0.0));  // a zero std is a constant draw, as in NumPy
+
+  const Var s = tensor::dscalar("s");
+  const Var z = rng.normal({4}, as_var(0.0), s, DType::Float64);
+  const SharedVar acc = shared(Array::zeros({4}, DType::Float64), "acc");
+  Function f = function({s}, {z}, {.updates = {{acc, acc + z}}});
+  EXPECT_NO_THROW(f({Array::scalar(2.0, DType::Float64)}));
+  const SharedVar state = rng.state_update_of(z).first;
+  const std::vector<int64_t> state_before = state.get_value().to_vector<int64_t>();
+  const std::vector<double> acc_before = acc.get_value().to_vector<double>();
+  e = error_of<ValueError>([&] { f({Array::scalar(-1.5, DType::Float64)}); });
+  EXPECT_NE(e.find("normal(size=(4,), avg=0.0, std=s): std must be >= 0, got s = -1.5"), std::string::npos) << e;
+  EXPECT_EQ(state.get_value().to_vector<int64_t>(), state_before);
+  EXPECT_EQ(acc.get_value().to_vector<double>(), acc_before);
+  EXPECT_NO_THROW(f({Array::scalar(0.5, DType::Float64)}));  // and the function still runs
+
+  const Var sv = tensor::dvector("sv");
+  Function g = function({sv}, {rng.normal({3}, as_var(0.0), sv, DType::Float64)});
+  EXPECT_NO_THROW(g({Array::from_vector<double>({1, 2, 3})}));
+  e = error_of<ValueError>([&] { g({Array::from_vector<double>({1, -2, -3})}); });
+  EXPECT_NE(e.find("std must be >= 0, got min(sv) = -3"), std::string::npos) << e;
+}
+
+TEST(RandomStreams, RandomIntegersNeedHighAtLeastLow) {
+  RandomStreams rng(0);
+  std::string e = error_of<ValueError>([&] { rng.random_integers({2}, 5, 3); });
+  EXPECT_NE(e.find("high must be >= low, got low = 5, high = 3"), std::string::npos) << e;
+  e = error_of<ValueError>([&] {
+    rng.random_integers({2}, constant(Array::from_vector<int64_t>({0, 4})), constant(Array::from_vector<int64_t>({1, 2})));
+  });
+  EXPECT_NE(e.find("got low = 4, high = 2"), std::string::npos) << e;
+  const Var lo = tensor::lscalar("lo"), hi = tensor::lscalar("hi");
+  Function f = function({lo, hi}, {rng.random_integers({3}, lo, hi)});
+  EXPECT_NO_THROW(f({Array::scalar(2, DType::Int64), Array::scalar(2, DType::Int64)}));
+  e = error_of<ValueError>([&] { f({Array::scalar(5, DType::Int64), Array::scalar(3, DType::Int64)}); });
+  EXPECT_NE(e.find("random_integers(size=(3,), low=lo, high=hi): high must be >= low, got low = 5, high = 3"),
+            std::string::npos)
+      << e;
+}
+
+// A size must be an integer: a float constant is a TypeError naming it (C++ braces refuse
+// `{2.5, 3}` at compile time; a Var gets here).
+TEST(RandomStreams, NonIntegralSizeIsRefused) {
+  RandomStreams rng(0);
+  const std::string e = error_of<TypeError>([&] { rng.uniform({as_var(2.5), as_var(int64_t{3})}); });
+  EXPECT_NE(e.find("2.5"), std::string::npos) << e;
+  EXPECT_NE(e.find("must be an integer scalar"), std::string::npos) << e;
+}
+
 TEST(RandomDrawOp, IsImpureAndRoundTripsItsProps) {
   const ops::RandomDraw op(random::Distribution::Normal, DType::Float32, 3);
   EXPECT_FALSE(op.pure());

@@ -3,9 +3,13 @@
 #include <theon/config.hpp>
 #include <theon/error.hpp>
 
+#include "error_of.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace theon {
 namespace {
@@ -78,6 +82,39 @@ TEST(Array, Allclose) {
   Array b = Array::from_vector<double>({1, 2 + 1e-9, NAN});
   EXPECT_TRUE(allclose(a, b));
   EXPECT_FALSE(allclose(a, Array::from_vector<double>({1, 2.1, NAN})));
+}
+
+// Issue 29: a view whose extent exceeded its buffer was accepted and segfaulted when read; its
+// extent is checked when it is made, and the error names the view and the buffer.
+TEST(Array, ViewMustStayInsideItsBuffer) {
+  using testing_util::error_of;
+  const auto buffer = Buffer::allocate_host(4 * sizeof(float));  // 4 floats
+  const std::string big = error_of<ShapeError>([&] { Array(buffer, DType::Float32, {1000, 1000}, {1000, 1}); });
+  EXPECT_NE(big.find("shape (1000, 1000), strides (1000, 1), offset 0 and dtype float32"), std::string::npos) << big;
+  EXPECT_NE(big.find("4000000 bytes"), std::string::npos) << big;
+  EXPECT_NE(big.find("its buffer holds 16 bytes"), std::string::npos) << big;
+  // One element too far, through the offset or a stride.
+  EXPECT_THROW(Array(buffer, DType::Float32, {4}, {1}, 1), ShapeError);
+  EXPECT_THROW(Array(buffer, DType::Float32, {2}, {4}), ShapeError);
+  EXPECT_THROW(Array(buffer, DType::Float64, {3}, {1}), ShapeError);  // 24 bytes of 16
+  // Negative strides reach down from the offset; before element 0 is outside.
+  EXPECT_NE(error_of<ShapeError>([&] { Array(buffer, DType::Float32, {4}, {-1}, 2); }).find("reaches element -1"),
+            std::string::npos);
+  EXPECT_THROW(Array(buffer, DType::Float32, {1}, {1}, -1), ShapeError);
+  // Extents that overflow int64 and negative dims are refused, not wrapped.
+  const int64_t huge = std::numeric_limits<int64_t>::max() / 2;
+  EXPECT_NE(error_of<ShapeError>([&] { Array(buffer, DType::Float32, {3}, {huge}); }).find("beyond the int64 range"),
+            std::string::npos);
+  EXPECT_THROW(Array(buffer, DType::Float32, {2, 2}, {huge, -huge}, 1), ShapeError);
+  EXPECT_THROW(Array(buffer, DType::Float32, {-1}, {1}), ShapeError);
+  // Views that fit: reversed, broadcast (stride 0), the whole buffer, empty ones anywhere.
+  EXPECT_NO_THROW(Array(buffer, DType::Float32, {4}, {-1}, 3));
+  EXPECT_NO_THROW(Array(buffer, DType::Float32, {1000, 4}, {0, 1}));
+  EXPECT_NO_THROW(Array(buffer, DType::Float32, {2, 2}, {2, 1}));
+  EXPECT_NO_THROW(Array(buffer, DType::Float32, {0, 1000}, {1000, 1}, 99));
+  EXPECT_NO_THROW(Array(nullptr, DType::Float32, {1000, 1000}, {1000, 1}));  // a shape-only placeholder
+  Array ok(buffer, DType::Float32, {2, 2}, {1, 2});
+  EXPECT_EQ(ok.shape(), (Shape{2, 2}));
 }
 
 }  // namespace
