@@ -140,109 +140,109 @@ RandomGraph build_graph(const TrialPlan& plan, DType dtype) {
     // An op refusing the static shapes (a 3-wide filter over 0 columns) is skipped: the same
     // in every dtype, so both builds stay the same graph.
     try {
-    switch (op) {
-      case 0: r = a + b; break;
-      case 1: r = a - b * 0.5; break;
-      case 2: r = a * b; break;
-      case 3: r = tensor::tanh(a); break;
-      case 4: r = tensor::exp(tensor::minimum(a, b) * 0.1); break;
-      case 5: r = tensor::log1p(tensor::abs(a)); break;
-      case 6: r = tensor::sum(a, std::vector<int>{1}, true) + b; break;
-      case 7:  // max over an empty axis has no identity: a sum then
-        r = rows ? tensor::max(a, std::vector<int>{0}, true) * a : tensor::sum(a, std::vector<int>{0}, true) * a;
-        break;
-      case 8: r = tensor::switch_(a > b, a, b * 2.0); break;
-      case 9: r = tensor::sigmoid(a) + tensor::sigmoid(a); break;  // a common subexpression
-      case 10: r = tensor::mean(a, std::vector<int>{0, 1}, true) - a; break;
-      case 11: r = tensor::clip(a, as_var(-1.0), as_var(1.0)) + tensor::relu(b); break;
-      case 12: r = a * (constant(Array::full({1, 1}, 2.0, dtype)) + 1.0); break;  // foldable
-      case 13: r = tensor::sqrt(tensor::sqr(a) + 1.0) / (tensor::abs(b) + 1.0); break;
-      // Cases for canonicalize and specialize (Gemm): the rules must keep results.
-      case 14: r = tensor::dot(full(a), w) + b; break;  // bias of any broadcast
-      case 15:  // a (1, cols) product broadcast against b at run time, scaled
-        r = tensor::dot(tensor::broadcast_to(tensor::sum(a, std::vector<int>{0}, true), {1, cols}), w) * 0.5 - b;
-        break;
-      case 16: r = tensor::log(tensor::softmax(a)) + b; break;
-      case 17: r = -(-a) * 1.0 + b / 1.0 - 0.0; break;
-      case 18: r = tensor::log(tensor::sigmoid(a)) + tensor::log(1.0 - tensor::sigmoid(b)); break;
-      case 19: r = variant % 2 ? tensor::log_softmax(a) + b : tensor::softmax(a, 0) * b; break;
-      case 20: {  // conv2d keeping (rows, cols): one image, or the rows as a batch
-        tensor::Conv2dOptions o{.border_mode = "half", .filter_flip = variant % 2 == 0};
-        if (variant < 2) {
-          const int64_t kh = 1 + 2 * (pick(rng) % 2), kw = 1 + 2 * (pick(rng) % 2);
-          r = tensor::reshape(tensor::conv2d(as4(a, {1, 1, rows, cols}), constant_randn({1, 1, kh, kw}), o),
-                              {rows, cols}) + b;
-        } else {
-          Var y = tensor::conv2d(as4(a, {rows, 1, 1, cols}), constant_randn({2, 1, 1, 3}), o);  // (rows, 2, 1, cols)
-          r = tensor::reshape(tensor::sum(y, std::vector<int>{1}), {rows, cols}) - b;
+      switch (op) {
+        case 0: r = a + b; break;
+        case 1: r = a - b * 0.5; break;
+        case 2: r = a * b; break;
+        case 3: r = tensor::tanh(a); break;
+        case 4: r = tensor::exp(tensor::minimum(a, b) * 0.1); break;
+        case 5: r = tensor::log1p(tensor::abs(a)); break;
+        case 6: r = tensor::sum(a, std::vector<int>{1}, true) + b; break;
+        case 7:  // max over an empty axis has no identity: a sum then
+          r = rows ? tensor::max(a, std::vector<int>{0}, true) * a : tensor::sum(a, std::vector<int>{0}, true) * a;
+          break;
+        case 8: r = tensor::switch_(a > b, a, b * 2.0); break;
+        case 9: r = tensor::sigmoid(a) + tensor::sigmoid(a); break;  // a common subexpression
+        case 10: r = tensor::mean(a, std::vector<int>{0, 1}, true) - a; break;
+        case 11: r = tensor::clip(a, as_var(-1.0), as_var(1.0)) + tensor::relu(b); break;
+        case 12: r = a * (constant(Array::full({1, 1}, 2.0, dtype)) + 1.0); break;  // foldable
+        case 13: r = tensor::sqrt(tensor::sqr(a) + 1.0) / (tensor::abs(b) + 1.0); break;
+        // Cases for canonicalize and specialize (Gemm): the rules must keep results.
+        case 14: r = tensor::dot(full(a), w) + b; break;  // bias of any broadcast
+        case 15:  // a (1, cols) product broadcast against b at run time, scaled
+          r = tensor::dot(tensor::broadcast_to(tensor::sum(a, std::vector<int>{0}, true), {1, cols}), w) * 0.5 - b;
+          break;
+        case 16: r = tensor::log(tensor::softmax(a)) + b; break;
+        case 17: r = -(-a) * 1.0 + b / 1.0 - 0.0; break;
+        case 18: r = tensor::log(tensor::sigmoid(a)) + tensor::log(1.0 - tensor::sigmoid(b)); break;
+        case 19: r = variant % 2 ? tensor::log_softmax(a) + b : tensor::softmax(a, 0) * b; break;
+        case 20: {  // conv2d keeping (rows, cols): one image, or the rows as a batch
+          tensor::Conv2dOptions o{.border_mode = "half", .filter_flip = variant % 2 == 0};
+          if (variant < 2) {
+            const int64_t kh = 1 + 2 * (pick(rng) % 2), kw = 1 + 2 * (pick(rng) % 2);
+            r = tensor::reshape(tensor::conv2d(as4(a, {1, 1, rows, cols}), constant_randn({1, 1, kh, kw}), o),
+                                {rows, cols}) + b;
+          } else {
+            Var y = tensor::conv2d(as4(a, {rows, 1, 1, cols}), constant_randn({2, 1, 1, 3}), o);  // (rows, 2, 1, cols)
+            r = tensor::reshape(tensor::sum(y, std::vector<int>{1}), {rows, cols}) - b;
+          }
+          break;
         }
-        break;
-      }
-      case 21: {  // conv2d changing the shape (full border, stride, dilation), summed to (1, 1)
-        tensor::Conv2dOptions o{.border_mode = variant % 2 ? tensor::BorderMode("full") : tensor::BorderMode(1),
-                                .subsample = {1 + variant / 2, 1},
-                                .filter_dilation = {1, 1 + variant % 2}};
-        Var y = tensor::conv2d(as4(a, {1, 1, rows, cols}), constant_randn({1, 1, 2, 2}), o);
-        r = tensor::reshape(tensor::sum(y), {1, 1}) * b;
-        break;
-      }
-      case 22: {  // pooling keeping (rows, cols)
-        const char* modes[] = {"max", "sum", "average_inc_pad", "average_exc_pad"};
-        Var x4 = as4(a, {1, 1, rows, cols});
-        Var y = pick(rng) % 5 == 0 ? tensor::max_pool_2d_same_size(x4, {2, 2})
-                                   : tensor::pool_2d(x4, {3, 3}, true, {1, 1}, {1, 1}, modes[variant]);
-        r = tensor::reshape(y, {rows, cols}) + b;
-        break;
-      }
-      case 23: {  // pooling changing the shape (partial windows kept), summed to (1, 1)
-        const char* modes[] = {"max", "sum", "average_inc_pad", "average_exc_pad"};
-        Var y = tensor::pool_2d(as4(a, {1, 1, rows, cols}), {2, 2}, false, {}, {}, modes[variant]);
-        r = tensor::reshape(tensor::sum(y), {1, 1}) + b;
-        break;
-      }
-      case 24: {  // a random draw with a fixed seed: the same numbers in every compiled function
-        g.streams.emplace_back(static_cast<int64_t>(pick(rng)));
-        RandomStreams& rs = g.streams.back();
-        Var draw = variant == 0   ? rs.uniform(tensor::shape(a), -1.0, 1.0, storage)
-                   : variant == 1 ? rs.normal(tensor::shape(a), 0.0, 1.0, storage)
-                   : variant == 2 ? rs.binomial(tensor::shape(a), 1, 0.5, storage)
-                                  : rs.uniform({rows, 1}, 0.0, 2.0, storage);
-        r = a * tensor::cast(draw, dtype) + b;
-        break;
-      }
-      case 25: r = tensor::sort(a, variant % 2 ? -1 : 0) + b; break;
-      case 26: {  // argsort of an input (identical values in every dtype, so identical positions)
-        Var x = pool[pick(rng) % n_inputs];
-        r = tensor::cast(tensor::argsort(x, variant % 2), dtype) * 0.5 - b;
-        break;
-      }
-      case 27: r = tensor::cumsum(a, variant % 2) * 0.5 + b; break;
-      case 28: r = tensor::cumprod(variant < 2 ? a : tensor::tanh(a), variant % 2) - b; break;
-      case 29:  // reversed views
-        r = (variant % 2 ? full(a)[{Slice{{}, {}, -1}}] : full(a)[{Slice{}, Slice{{}, {}, -1}}]) * b;
-        break;
-      case 30:  // advanced indexing (repeated indices) along rows or columns
-        if (variant == 0) r = tensor::take(full(a), index_vector(rows, rows), 0) + b;
-        else if (variant == 1) r = tensor::take(full(a), index_vector(cols, cols), 1) + b;
-        else r = full(a)[Index(index_vector(rows, rows))] - b;
-        break;
-      case 31: {  // set_subtensor of a slice of rows
-        const int64_t lo = rows ? pick(rng) % rows : 0, hi = lo + (rows - lo ? pick(rng) % (rows - lo + 1) : 0);
-        r = tensor::set_subtensor(full(a)[{Slice{lo, hi}}], tensor::sum(b, std::vector<int>{0}, true) * 0.5);
-        break;
-      }
-      case 32:  // inc_subtensor of one column (negative index too), or of every row once
-        if (cols > 0 && variant < 2) {
-          const int64_t j = variant ? -1 - pick(rng) % cols : pick(rng) % cols;
-          r = tensor::inc_subtensor(full(a)[{Slice{}, j}], tensor::sum(full(b), std::vector<int>{1}));
-        } else {
-          r = tensor::set_subtensor(full(a)[Index(permutation(rows))], full(b) * 2.0);
+        case 21: {  // conv2d changing the shape (full border, stride, dilation), summed to (1, 1)
+          tensor::Conv2dOptions o{.border_mode = variant % 2 ? tensor::BorderMode("full") : tensor::BorderMode(1),
+                                  .subsample = {1 + variant / 2, 1},
+                                  .filter_dilation = {1, 1 + variant % 2}};
+          Var y = tensor::conv2d(as4(a, {1, 1, rows, cols}), constant_randn({1, 1, 2, 2}), o);
+          r = tensor::reshape(tensor::sum(y), {1, 1}) * b;
+          break;
         }
-        break;
-      case 33:  // inc_subtensor with repeated row indices: the increments add up
-        r = tensor::inc_subtensor(full(a)[Index(index_vector(rows, rows))], full(b));
-        break;
-    }
+        case 22: {  // pooling keeping (rows, cols)
+          const char* modes[] = {"max", "sum", "average_inc_pad", "average_exc_pad"};
+          Var x4 = as4(a, {1, 1, rows, cols});
+          Var y = pick(rng) % 5 == 0 ? tensor::max_pool_2d_same_size(x4, {2, 2})
+                                     : tensor::pool_2d(x4, {3, 3}, true, {1, 1}, {1, 1}, modes[variant]);
+          r = tensor::reshape(y, {rows, cols}) + b;
+          break;
+        }
+        case 23: {  // pooling changing the shape (partial windows kept), summed to (1, 1)
+          const char* modes[] = {"max", "sum", "average_inc_pad", "average_exc_pad"};
+          Var y = tensor::pool_2d(as4(a, {1, 1, rows, cols}), {2, 2}, false, {}, {}, modes[variant]);
+          r = tensor::reshape(tensor::sum(y), {1, 1}) + b;
+          break;
+        }
+        case 24: {  // a random draw with a fixed seed: the same numbers in every compiled function
+          g.streams.emplace_back(static_cast<int64_t>(pick(rng)));
+          RandomStreams& rs = g.streams.back();
+          Var draw = variant == 0   ? rs.uniform(tensor::shape(a), -1.0, 1.0, storage)
+                     : variant == 1 ? rs.normal(tensor::shape(a), 0.0, 1.0, storage)
+                     : variant == 2 ? rs.binomial(tensor::shape(a), 1, 0.5, storage)
+                                    : rs.uniform({rows, 1}, 0.0, 2.0, storage);
+          r = a * tensor::cast(draw, dtype) + b;
+          break;
+        }
+        case 25: r = tensor::sort(a, variant % 2 ? -1 : 0) + b; break;
+        case 26: {  // argsort of an input (identical values in every dtype, so identical positions)
+          Var x = pool[pick(rng) % n_inputs];
+          r = tensor::cast(tensor::argsort(x, variant % 2), dtype) * 0.5 - b;
+          break;
+        }
+        case 27: r = tensor::cumsum(a, variant % 2) * 0.5 + b; break;
+        case 28: r = tensor::cumprod(variant < 2 ? a : tensor::tanh(a), variant % 2) - b; break;
+        case 29:  // reversed views
+          r = (variant % 2 ? full(a)[{Slice{{}, {}, -1}}] : full(a)[{Slice{}, Slice{{}, {}, -1}}]) * b;
+          break;
+        case 30:  // advanced indexing (repeated indices) along rows or columns
+          if (variant == 0) r = tensor::take(full(a), index_vector(rows, rows), 0) + b;
+          else if (variant == 1) r = tensor::take(full(a), index_vector(cols, cols), 1) + b;
+          else r = full(a)[Index(index_vector(rows, rows))] - b;
+          break;
+        case 31: {  // set_subtensor of a slice of rows
+          const int64_t lo = rows ? pick(rng) % rows : 0, hi = lo + (rows - lo ? pick(rng) % (rows - lo + 1) : 0);
+          r = tensor::set_subtensor(full(a)[{Slice{lo, hi}}], tensor::sum(b, std::vector<int>{0}, true) * 0.5);
+          break;
+        }
+        case 32:  // inc_subtensor of one column (negative index too), or of every row once
+          if (cols > 0 && variant < 2) {
+            const int64_t j = variant ? -1 - pick(rng) % cols : pick(rng) % cols;
+            r = tensor::inc_subtensor(full(a)[{Slice{}, j}], tensor::sum(full(b), std::vector<int>{1}));
+          } else {
+            r = tensor::set_subtensor(full(a)[Index(permutation(rows))], full(b) * 2.0);
+          }
+          break;
+        case 33:  // inc_subtensor with repeated row indices: the increments add up
+          r = tensor::inc_subtensor(full(a)[Index(index_vector(rows, rows))], full(b));
+          break;
+      }
     } catch (const Error&) {
       continue;
     }
@@ -269,7 +269,8 @@ std::string mismatch(const Array& got, const Array& want, double rtol, double at
     for (int64_t d : s) t += std::to_string(d) + ",";
     return t + ")";
   };
-  if (got.shape() != want.shape()) return "shapes differ: " + shape_text(got.shape()) + " vs " + shape_text(want.shape());
+  if (got.shape() != want.shape())
+    return "shapes differ: " + shape_text(got.shape()) + " vs " + shape_text(want.shape());
   const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
   for (size_t i = 0; i < g.size(); ++i) {
     bool ok;
