@@ -1,5 +1,6 @@
 # The ctest label gpu-sim: everything the gpu label runs (the CUDA backend's GPU unit tests
-# and the op harness with device=cuda, on_fallback=raise) plus the Python GPU tests, run on
+# and the op harness with device=cuda, on_fallback=raise), the graph fuzzer on the device, and
+# the Python GPU tests, run on
 # the simulated CUDA device (docs/guide/testing.md) in four configurations. Included from
 # the top-level CMakeLists after tests/ and python/, so that every target exists.
 #
@@ -7,7 +8,8 @@
 # check that the libcudart actually loaded is the simulator's. A run that skipped a test
 # or ran none also fails (FAIL_REGULAR_EXPRESSION): a green label that ran nothing is the
 # failure to avoid.
-if(NOT THEON_HAVE_CUDA_BACKEND OR NOT TARGET test_backends_cuda_gpu OR NOT TARGET test_op_harness)
+if(NOT THEON_HAVE_CUDA_BACKEND OR NOT TARGET test_backends_cuda_gpu OR NOT TARGET test_op_harness
+   OR NOT TARGET test_rewrite)
   return()
 endif()
 
@@ -42,7 +44,13 @@ foreach(cfg IN LISTS _sim_configs)
   add_test(NAME gpu-sim.${name}.op_harness COMMAND $<TARGET_FILE:test_op_harness> --gtest_filter=Ops/*)
   set_tests_properties(gpu-sim.${name}.op_harness PROPERTIES
     ENVIRONMENT "${env};THEON_FLAGS=${flags},device=cuda,on_fallback=raise")
-  set(tests gpu-sim.${name}.cuda_unit gpu-sim.${name}.op_harness)
+  # The graph fuzzer (docs/guide/testing.md, "Fuzzing"): device results against the CPU's. The
+  # simulator compiles every fused kernel (about a second each): a few trials, cold in the
+  # eager run and warm (the same seed, the same kernels) in the others.
+  add_test(NAME gpu-sim.${name}.graph_fuzz COMMAND $<TARGET_FILE:test_rewrite> --gtest_filter=GraphFuzz.*)
+  set_tests_properties(gpu-sim.${name}.graph_fuzz PROPERTIES
+    ENVIRONMENT "${env};THEON_FUZZ_TRIALS=12;THEON_FLAGS=${flags},device=cuda,on_fallback=raise")
+  set(tests gpu-sim.${name}.cuda_unit gpu-sim.${name}.op_harness gpu-sim.${name}.graph_fuzz)
   if(_sim_python)
     add_test(NAME gpu-sim.${name}.python
       COMMAND ${_sim_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/tests/python/test_cuda.py

@@ -200,7 +200,11 @@ class ConvKernel final : public CudaKernel {
     cudaStream_t stream = stream_of(dev);
     const std::string what = node.describe();
     const ops::ConvEpilogue& epi = op.epilogue();
-    if (!epi.any() && (g.n == 0 || g.cg() == 0 || g.mg() == 0)) {  // empty sums: zeros
+    // An empty operand (no images, channels, rows or columns; all taps in the padding) makes
+    // every sum empty: zeros. cuDNN takes no empty tensors.
+    const bool empty_sums =
+        g.n == 0 || g.cg() == 0 || g.mg() == 0 || g.h == 0 || g.w == 0 || g.oh == 0 || g.ow == 0;
+    if (!epi.any() && empty_sums) {
       THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream));
       return;
     }
@@ -214,8 +218,8 @@ class ConvKernel final : public CudaKernel {
     const int n = as_int(g.n, what), c = as_int(g.c, what), h = as_int(g.h, what), w = as_int(g.w, what);
     const int m = as_int(g.m, what), cg = as_int(g.cg(), what), kh = as_int(g.kh, what), kw = as_int(g.kw, what);
     const int oh = as_int(g.oh, what), ow = as_int(g.ow, what);
-    if (epi.any() && g.cg() == 0) {
-      // No input channels: cuDNN takes no empty tensors; y = act(0 + bias) by its tensor ops.
+    if (epi.any() && empty_sums) {
+      // y = act(0 + bias) by cuDNN's tensor ops.
       THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream));
       run_epilogue_alone(api, cudnn_handle(dev), epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, out, what);
       return;

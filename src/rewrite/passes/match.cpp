@@ -44,7 +44,7 @@ bool is_constant_all(const VarPtr& v, double value) {
   const Array* c = constant_through(v);
   if (!c || c->size() == 0) return false;
   Array a = c->contiguous();
-  return detail::visit_dtype(a.dtype(), [&]<class T>() {
+  return detail::visit_storage_dtype(a.dtype(), [&]<class T>() {  // float16 constants too
     const T* p = a.data<T>();
     for (int64_t i = 0; i < a.size(); ++i)
       if (static_cast<double>(p[i]) != value) return false;

@@ -46,7 +46,7 @@ std::optional<double> scalar_constant(const VarPtr& v) {
   while (p->owner && p->owner->op().kind() == graph::OpKind::DimShuffle) p = p->owner->input(0).get();
   if (p->kind != graph::VarKind::Constant || p->constant.size() != 1) return std::nullopt;
   const Array& c = p->constant;
-  return detail::visit_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]); });
+  return detail::visit_storage_dtype(c.dtype(), [&]<class T>() { return static_cast<double>(c.data<T>()[0]); });
 }
 
 struct Product {

@@ -174,5 +174,21 @@ TEST(Float16, RandomDrawsAndAlloc) {
   EXPECT_EQ(values(out[1]), (std::vector<double>{3, 3, 3}));
 }
 
+// The rules that read a constant's value (x + 0, 1 - sigmoid(x), a Gemm's alpha) read float16
+// constants too: they used to throw on them, and a throwing rule silently does not apply, so
+// float16 graphs lost the stabilizing rewrites (found by the graph fuzzer).
+TEST(Float16, RulesReadFloat16Constants) {
+  Var x = tensor::matrix("x", H), w = tensor::matrix("w", H), b = tensor::matrix("b", H);
+  Function stable = function({x}, {tensor::log(1.0 - tensor::sigmoid(x))}, {.mode = "fast_run"});
+  EXPECT_EQ(values(stable({Array::from_vector<double>({12, 20}, Shape{1, 2}).astype(H)})[0]),
+            (std::vector<double>{-12, -20}));  // log(0) = -inf without the rewrite
+  EXPECT_NE(stable.explain().find("softplus"), std::string::npos) << stable.explain();
+
+  Function gemm = function({x, w, b}, {tensor::dot(x, w) * 0.5 + b}, {.mode = "fast_run"});
+  EXPECT_NE(gemm.explain().find("Gemm{alpha=0.5"), std::string::npos) << gemm.explain();
+  Function plus_zero = function({x}, {tensor::exp(x + 0.0)}, {.mode = "fast_run"});
+  EXPECT_EQ(plus_zero.explain().find("add"), std::string::npos) << plus_zero.explain();
+}
+
 }  // namespace
 }  // namespace theon
