@@ -52,6 +52,7 @@ struct DeviceMemoryStats {
   int64_t reuses = 0;       // blocks served from the cache
   int64_t to_host_copies = 0;  // copies from the device to the host (outputs, to_host(), transfers)
   size_t to_host_bytes = 0;    // and their bytes
+  int64_t host_waits = 0;      // times the host waited for the device's stream (synchronize, a pageable copy)
 };
 DeviceMemoryStats memory_stats(Device device = Device::cuda(0));
 /// Returns cached (unused) device blocks to the driver.

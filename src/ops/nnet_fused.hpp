@@ -1,6 +1,6 @@
 // Internal ops of the softmax + categorical cross-entropy specialisation (Theano's
 // CrossentropySoftmaxArgmax1HotWithBias / CrossentropySoftmax1HotWithBiasDx, without the
-// bias and argmax outputs). Users never build them: the `specialize` pass turns
+// bias and argmax outputs). Users never build them: the `stabilize` pass (and `specialize`) turns
 // categorical_crossentropy(softmax(x), labels) into SoftmaxCrossentropy, and Softmax::L_op
 // emits SoftmaxCrossentropyGrad for that pair's gradient. Integer labels only: a dense
 // target matrix keeps the log_softmax form (already stable; see docs/guide/optimizer.md).

@@ -232,8 +232,10 @@ void softmax_row(const float* x, float* y, int64_t n, bool log, bool vector) {
   }
   const double sum = exp_row(x, y, n, m, vector);  // y holds exp(x - m); for log it is overwritten
   if (log) {
-    const double shift = double(m) + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(double(x[i]) - shift);
+    // (x - m) - log(sum), as nnet::log_softmax_value: x - (m + log(sum)) loses log(sum) once m
+    // is beyond 2^53 times it (a float32 row of 1e17s gave 0 instead of -log(3)).
+    const double log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(nnet::log_softmax_value(double(x[i]), double(m), log_sum));
   } else {
     scale_row(y, n, static_cast<float>(1.0 / sum), vector);
   }

@@ -210,6 +210,7 @@ void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, dst) != cudaSuccess || attr.type != cudaMemoryTypeHost) {
       cudaGetLastError();
+      count_host_wait(src_device.index);
       THEON_CUDA_CHECK(cudaStreamSynchronize(s));
     }
   }
@@ -349,8 +350,14 @@ void CudaRuntime::zero(void* dst, Device device, size_t bytes) {
   THEON_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream(device.index)));
 }
 
+void CudaRuntime::count_host_wait(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++per_device(device).stats.host_waits;
+}
+
 void CudaRuntime::synchronize(Device device) {
   if (!device.is_cuda()) return;
+  count_host_wait(device.index);
   THEON_CUDA_CHECK(cudaStreamSynchronize(stream(device.index)));
 }
 

@@ -74,6 +74,8 @@ class CudaRuntime final : public detail::DeviceOps {
   void release(void* p);
   void release_pinned(void* p);
   PerDevice& per_device(int device);
+  // Counts a wait of the host for `device`'s stream (DeviceMemoryStats::host_waits).
+  void count_host_wait(int device);
   // Creates the stream in `slot` of `device` once; the caller holds mu_.
   cudaStream_t stream_once(int device, cudaStream_t& slot);
 

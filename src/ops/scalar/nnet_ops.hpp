@@ -22,7 +22,8 @@ THEON_HD double log_softmax_value(double x, double m, double log_sum) { return x
 
 /// The fused softmax + crossentropy loss -log(softmax(x)[label]) = m + log(sum) - x[label]:
 /// no log of a probability that underflowed.
-THEON_HD double softmax_xent_loss(double m, double sum, double x_label) { return m + std::log(sum) - x_label; }
+// (m - x_label) first: m + log(sum) loses log(sum) once m is beyond 2^53 times it.
+THEON_HD double softmax_xent_loss(double m, double sum, double x_label) { return (m - x_label) + std::log(sum); }
 /// Its gradient at one element: dy * (sm - 1) at the label (exact in double, where the unfused
 /// dy*sm - dy rounds twice), dy * sm elsewhere.
 THEON_HD double softmax_xent_grad(double dy, double sm, bool at_label) { return at_label ? dy * (sm - 1.0) : dy * sm; }

@@ -271,3 +271,26 @@ TEST(SoftmaxRows, FusedCrossentropyOfExtremeSpreadsAsFloat64) {
 
 }  // namespace
 }  // namespace theon::backends::cpu
+
+namespace theon::backends::cpu {
+namespace {
+
+// Rows of equal huge values (found by the graph fuzzer): log(sum) must survive next to the
+// row's maximum, so log_softmax is -log(n) and the fused loss log(n), not 0.
+TEST(SoftmaxRows, LogOfTheSumSurvivesAHugeRowMaximum) {
+  for (float big : {1e17f, -1e17f, 3e38f}) {
+    for (bool vector : {true, false}) {
+      const std::vector<float> x(3, big);
+      std::vector<float> y(3), sm(3), loss(1);
+      softmax_rows_f32(x.data(), 3, y.data(), 3, 1, 3, /*log=*/true, vector);
+      for (float v : y) EXPECT_FLOAT_EQ(v, -std::log(3.0f)) << big << (vector ? " vector" : " scalar");
+      const std::vector<int64_t> label{1};
+      softmax_xent_rows_f32(x.data(), 3, label.data(), loss.data(), sm.data(), 1, 3, vector);
+      EXPECT_FLOAT_EQ(loss[0], std::log(3.0f)) << big;
+      for (float v : sm) EXPECT_FLOAT_EQ(v, 1.0f / 3.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace theon::backends::cpu

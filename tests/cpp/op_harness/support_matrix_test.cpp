@@ -105,7 +105,7 @@ const std::map<OpKind, Note>& notes() {
         "on a backend"}},
       {OpKind::SoftmaxCrossentropy,
        {{"tests/cpp/rewrite/specialize_test.cpp", "tests/cpp/autodiff/nnet_grad_test.cpp"},
-        "made by `specialize` from categorical_crossentropy(softmax(x), labels)"}},
+        "made by `stabilize` (and `specialize`) from categorical_crossentropy(softmax(x), labels)"}},
       {OpKind::SoftmaxCrossentropyGrad,
        {{"tests/cpp/autodiff/nnet_grad_test.cpp", "tests/cpp/backends/cuda/nnet_codegen_test.cpp"},
         "made by softmax's gradient"}},

@@ -164,6 +164,43 @@ TEST_F(CudaRuntimeTest, ShapeOfADeviceInputCopiesNothing) {
   EXPECT_EQ(copies(), before_c);
 }
 
+// check_device_errors: with outputs_on_device and no updates, a call waits for the device
+// (once) only when the option is true; with updates it always waits before committing; a call
+// returning host outputs always waits once.
+TEST_F(CudaRuntimeTest, CheckDeviceErrorsDecidesWhetherACallWaitsForTheDevice) {
+  Var x = tensor::matrix("x");
+  Array xv = Array::randn({64, 32}, 3, DType::Float32);
+  auto waits = [] { return memory_stats(Device::cuda(0)).host_waits; };
+  config().device = "cpu";
+  const Array exp_times_3 = function({x}, {tensor::exp(x) * 3.0})({xv})[0];
+  config().device = "cuda0";
+  for (bool check : {true, false}) {
+    config().check_device_errors = check;
+    Function f = function({x}, {tensor::exp(x) * 3.0}, {.outputs_on_device = true});
+    Array d = to_device(xv, Device::cuda(0));
+    f({d});  // compiles and warms up
+    synchronize(Device::cuda(0));
+    const int64_t before = waits();
+    Array y = f({d})[0];
+    EXPECT_EQ(waits() - before, check ? 1 : 0) << "check_device_errors=" << check;
+    EXPECT_TRUE(allclose(y.to_host(), exp_times_3, 1e-6, 1e-6));
+
+    SharedVar s = shared(Array::zeros({64, 32}, DType::Float32), "s");
+    Function g = function({x}, {tensor::exp(x)}, {.updates = {{s, s + x}}, .outputs_on_device = true});
+    g({d});
+    synchronize(Device::cuda(0));
+    const int64_t before_g = waits();
+    g({d});
+    EXPECT_GE(waits() - before_g, 1) << "updates wait before they commit (check_device_errors=" << check << ")";
+
+    Function h = function({x}, {tensor::exp(x)});  // host outputs
+    h({d});
+    const int64_t before_h = waits();
+    h({d});
+    EXPECT_EQ(waits() - before_h, 1) << "host outputs: one wait (check_device_errors=" << check << ")";
+  }
+}
+
 // The probe's peer scenario: a result on cuda0 copied to cuda1, its block freed and reused by
 // the next call on cuda0 while the copy may still read it. Runs the path the devices offer
 // (peer access, or staging through pinned host memory: the simulator's SIM_P2P=1 / 0).
