@@ -205,6 +205,7 @@ void init_device(nb::module_& m) {
     d["reuses"] = s.reuses;
     d["to_host_copies"] = s.to_host_copies;
     d["to_host_bytes"] = s.to_host_bytes;
+    d["host_waits"] = s.host_waits;
     return d;
   }, nb::arg("device") = "cuda0");
   m.def("empty_cache", [](const std::string& device) {

@@ -3,7 +3,7 @@
     >>> theon.cuda_status()
     CudaStatus(ok=False, reason='...', device_count=0)
     >>> theon.memory_stats('cuda0')
-    {'in_use': 0, 'cached': 0, 'peak': 0, 'allocations': 0, 'reuses': 0, 'to_host_copies': 0, 'to_host_bytes': 0}
+    {'in_use': 0, 'cached': 0, 'peak': 0, 'allocations': 0, 'reuses': 0, 'to_host_copies': 0, 'to_host_bytes': 0, 'host_waits': 0}
 
 Arrays in GPU memory are :class:`DeviceArray` objects (the C++ ``theon::Array``): what a
 function compiled with ``outputs_on_device=True`` returns on a GPU, what :func:`to_device`
@@ -17,7 +17,7 @@ from . import _core
 
 DeviceArray = _core.DeviceArray
 
-_STATS = ("in_use", "cached", "peak", "allocations", "reuses", "to_host_copies", "to_host_bytes")
+_STATS = ("in_use", "cached", "peak", "allocations", "reuses", "to_host_copies", "to_host_bytes", "host_waits")
 
 
 class CudaStatus(namedtuple("CudaStatus", ["ok", "reason", "device_count"])):
@@ -52,7 +52,8 @@ def memory_stats(device="cuda0"):
     index), as a dict: ``in_use`` (bytes held by live arrays), ``cached`` (bytes freed and kept
     for reuse), ``peak`` (most bytes in use at once), ``allocations`` (blocks taken from the
     driver), ``reuses`` (blocks served from the cache), ``to_host_copies`` and ``to_host_bytes``
-    (copies from the device to the host, and their bytes). All zero for 'cpu' and without a GPU."""
+    (copies from the device to the host, and their bytes), ``host_waits`` (times the host
+    waited for the device's stream). All zero for 'cpu' and without a GPU."""
     return _core.memory_stats(_device_text(device))
 
 

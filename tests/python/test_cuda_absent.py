@@ -54,7 +54,7 @@ def test_cuda_status_without_gpu():
 
 
 def test_memory_stats_keys_and_cpu_zeros():
-    keys = {"in_use", "cached", "peak", "allocations", "reuses", "to_host_copies", "to_host_bytes"}
+    keys = {"in_use", "cached", "peak", "allocations", "reuses", "to_host_copies", "to_host_bytes", "host_waits"}
     st = theon.memory_stats("cpu")
     assert set(st) == keys and all(v == 0 for v in st.values())
     assert set(theon.memory_stats()) == keys
@@ -69,7 +69,7 @@ def test_memory_stats_keys_and_cpu_zeros():
 def test_memory_stats_and_empty_cache_without_gpu():
     for dev in ("cuda0", "cuda", "cuda1", 0):
         assert theon.memory_stats(dev) == {"in_use": 0, "cached": 0, "peak": 0, "allocations": 0, "reuses": 0,
-                                           "to_host_copies": 0, "to_host_bytes": 0}
+                                           "to_host_copies": 0, "to_host_bytes": 0, "host_waits": 0}
     theon.empty_cache()  # nothing to do, no error
     theon.empty_cache("cuda1")
 
