@@ -12,12 +12,11 @@ import numpy as np
 
 from .. import _core
 from .. import _variable
-from .._variable import SharedVariable, TensorConstant, TensorVariable, _WRAPPERS, as_tensor_variable
+from .._variable import SharedVariable, TensorConstant, TensorVariable, Variable, _WRAPPERS, as_tensor_variable
 
 __all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "clone_replace", "Variable",
            "Constant"]
 
-Variable = TensorVariable
 Constant = TensorConstant
 
 
@@ -114,9 +113,11 @@ def owner(var):
 
 
 def _list(variables):
-    if isinstance(variables, (list, tuple)):
-        return [as_tensor_variable(v) for v in variables]
-    return [as_tensor_variable(variables)]
+    """The variables of a list, tuple or any other iterable (Lasagne walks
+    ``inputs(reversed(exprs))``), or of one variable."""
+    if isinstance(variables, Variable) or not hasattr(variables, "__iter__"):
+        return [as_tensor_variable(variables)]
+    return [as_tensor_variable(v) for v in variables]
 
 
 def ancestors(variable_list, blockers=None):

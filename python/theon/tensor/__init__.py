@@ -409,7 +409,7 @@ def fill(model, value):
 
 
 # ---- tutorial names: plural constructors, arange, round, products ---------------------
-Variable = TensorVariable
+from .._variable import Variable  # noqa: E402  (Theano: theano.tensor.Variable is gof.Variable)
 
 
 def _multi(make, name):

@@ -1,0 +1,195 @@
+"""Real Theano programs run unchanged (issue 30): the Python semantics of variables (truth
+value, theano.Variable, graph walks over any iterable, relu on NumPy) and Theano state that
+must act: shared_var.default_update, clones of shared variables. Client lines are quoted
+word for word (DeepLearningTutorials dA.py, Lasagne's BatchNormLayer and utils)."""
+import numpy as np
+import pytest
+
+import theon as theano
+import theon.tensor as T
+from theon.errors import TheonTypeError
+
+
+# ---- truth value ----
+
+def test_if_not_W_of_a_shared_variable_dA():
+    # DeepLearningTutorials dA.py (and rbm.py): W is None or a shared variable given by SdA/DBN.
+    def make_W(W=None):
+        if not W:
+            W = theano.shared(value=np.zeros((3, 2)), name='W', borrow=True)
+        return W
+
+    given = theano.shared(np.ones((3, 2)), name="W_given")
+    assert make_W(given) is given
+    assert make_W().name == "W"
+    x = T.dmatrix("x")
+    assert bool(x) and bool(x * 2) and bool(T.lt(x, 1))  # Theano: only the operators' results raise
+
+
+def test_chained_comparison_still_raises():
+    a, b, c = T.dscalar("a"), T.dscalar("b"), T.dscalar("c")
+    with pytest.raises(TypeError, match="a < b < c"):
+        a < b < c
+    for r in (a < b, a <= b, a > b, a >= b, a < 1.0, 1.0 < a):
+        with pytest.raises(TheonTypeError, match="no truth value"):
+            bool(r)
+
+
+# ---- theano.Variable ----
+
+def test_generic_variable():
+    v = theano.Variable("x")
+    assert v.type == "x" and v.owner is None and v.index is None and v.name is None
+    assert theano.gof.Variable is theano.Variable and T.Variable is theano.Variable
+    w = theano.gof.Variable(T.dmatrix, name="w")
+    assert str(w) == "w" and w.type == T.dmatrix
+    w.tag.note = 1
+    c = w.clone()
+    assert c is not w and c.name == "w" and c.type == T.dmatrix and c.tag.note == 1
+    x = T.dmatrix("x")
+    assert isinstance(x, theano.Variable) and isinstance(theano.shared(1.0), theano.gof.Variable)
+    assert not isinstance(v, T.TensorVariable)
+    assert x.index is None and (x * 2).index == 0
+    with pytest.raises(TypeError, match="generic Variable"):
+        x + w
+    with pytest.raises(TypeError, match="name must be a string"):
+        theano.Variable("x", name=3)
+
+
+def test_clone_of_variables():
+    x = T.dmatrix("x")
+    x.tag.test_note = "n"
+    c = x.clone()
+    assert c is not x and c.type == x.type and c.name == "x" and c.owner is None and c.tag.test_note == "n"
+    s = theano.shared(np.arange(3.0), name="s")
+    sc = s.clone()
+    assert sc is not s and sc.name == "s"
+    sc.set_value(np.zeros(3))  # Theano's SharedVariable.clone shares the container
+    assert np.array_equal(s.get_value(), np.zeros(3))
+    k = T.constant(np.arange(2.0))
+    assert np.array_equal(k.clone().data, k.data)
+
+
+# ---- graph walks over any iterable ----
+
+def test_inputs_of_reversed_exprs_lasagne():
+    x, y = T.dmatrix("x"), T.dvector("y")
+    s = theano.shared(np.ones(2), name="s")
+    exprs = [x.sum(), y * s]
+    found = theano.gof.graph.inputs(reversed(exprs))
+    assert found == theano.gof.graph.inputs(list(reversed(exprs)))
+    assert x in found and y in found and s in found
+    gen = (e for e in exprs)
+    assert theano.gof.graph.ancestors(gen) == theano.gof.graph.ancestors(exprs)
+    assert theano.gof.graph.io_toposort(iter([x, y]), iter(exprs)) == theano.gof.graph.io_toposort([x, y], exprs)
+
+
+# ---- relu on NumPy: plain arithmetic, as Theano's ----
+
+def test_relu_of_numpy_is_numpy():
+    a = np.array([-1.0, 0.5, 2.0], dtype="float32")
+    r = T.nnet.relu(a)
+    assert isinstance(r, np.ndarray) and r.dtype == np.float32 and np.array_equal(r, [0.0, 0.5, 2.0])
+    assert T.nnet.relu(-3.0) == 0.0 and T.nnet.relu(np.float64(2.0)) == 2.0
+    assert isinstance(T.nnet.relu(a, alpha=0.1), T.TensorVariable)  # Theano: as_tensor_variable(alpha)
+    assert isinstance(T.nnet.sigmoid(a), T.TensorVariable)  # an op: a node, as in Theano
+    assert isinstance(T.nnet.relu(T.dvector("v")), T.TensorVariable)
+
+
+# ---- default_update (Lasagne's BatchNormLayer) and clones of shared variables ----
+
+class _BatchNorm:
+    """The running-average part of Lasagne's BatchNormLayer.get_output_for, word for word."""
+
+    def __init__(self, n, alpha=0.5):
+        self.alpha = alpha
+        self.mean = theano.shared(np.zeros(n), name="mean")
+        self.inv_std = theano.shared(np.ones(n), name="inv_std")
+
+    def get_output_for(self, input, update_averages=True):
+        input_mean = input.mean(0)
+        input_inv_std = T.inv(T.sqrt(input.var(0) + 1e-4))
+        mean, inv_std = input_mean, input_inv_std
+        # Decide whether to update the stored averages
+        if update_averages:
+            # Trick: To update the stored statistics, we create memory-aliased
+            # clones of the stored statistics:
+            running_mean = theano.clone(self.mean, share_inputs=False)
+            running_inv_std = theano.clone(self.inv_std, share_inputs=False)
+            # set a default update for them:
+            running_mean.default_update = ((1 - self.alpha) * running_mean +
+                                           self.alpha * input_mean)
+            running_inv_std.default_update = ((1 - self.alpha) *
+                                              running_inv_std +
+                                              self.alpha * input_inv_std)
+            # and make sure they end up in the graph without participating in
+            # the computation (this way their default_update will be collected
+            # and applied, but the computation will be optimized away):
+            mean += 0 * running_mean
+            inv_std += 0 * running_inv_std
+        return (input - mean) * inv_std
+
+
+def test_batch_norm_running_mean_default_update_lasagne():
+    bn = _BatchNorm(2)
+    x = T.dmatrix("x")
+    out = bn.get_output_for(x)
+    data = np.array([[1.0, 2.0], [3.0, 6.0]])
+    f = theano.function([x], out)
+    f(data)
+    assert np.allclose(bn.mean.get_value(), [1.0, 2.0])  # 0.5 * 0 + 0.5 * [2, 4]
+    f(data)
+    assert np.allclose(bn.mean.get_value(), [1.5, 3.0])
+    assert not np.allclose(bn.inv_std.get_value(), 1.0)
+    frozen = theano.function([x], out, no_default_updates=True)
+    before = bn.mean.get_value()
+    frozen(data)
+    assert np.array_equal(bn.mean.get_value(), before)
+    only_std = theano.function([x], out, no_default_updates=[v for v in theano.gof.graph.inputs([out])
+                                                             if isinstance(v, theano.SharedVariable)
+                                                             and v.name == "mean"])
+    only_std(data)
+    assert np.array_equal(bn.mean.get_value(), before)
+    # an explicit update of the variable wins over its default update
+    rm = [v for v in theano.gof.graph.inputs([out]) if isinstance(v, theano.SharedVariable) and v.name == "mean"][0]
+    g = theano.function([x], out, updates=[(rm, rm * 0 + 7.0)])
+    g(data)
+    assert np.allclose(bn.mean.get_value(), 7.0)
+
+
+def test_clone_of_a_graph_with_shared_variables():
+    W = theano.shared(np.ones((2, 2)), name="W")
+    x = T.dmatrix("x")
+    y = T.dot(x, W)
+    y2 = theano.clone(y, share_inputs=False)
+    (W2,) = [v for v in theano.gof.graph.inputs([y2]) if isinstance(v, theano.SharedVariable)]
+    assert W2 is not W and W2.name == "W"
+    assert np.array_equal(W2.get_value(), np.ones((2, 2)))  # the clone reads the same value
+    (x2,) = [v for v in theano.gof.graph.inputs([y2]) if v.name == "x" and not isinstance(v, theano.SharedVariable)]
+    f = theano.function([x2], y2, updates=[(W2, W2 * 2)])  # an update target
+    assert np.array_equal(f(np.eye(2)), np.ones((2, 2)))
+    assert np.array_equal(W.get_value(), 2 * np.ones((2, 2)))  # memory-aliased, as in Theano
+    W2.set_value(np.zeros((2, 2)))
+    assert np.array_equal(W.get_value(), np.zeros((2, 2)))
+
+
+def test_default_update_attribute():
+    s = theano.shared(np.float64(0.0), name="s")
+    assert not hasattr(s, "default_update")  # Theano's pfunc tests hasattr
+    s.default_update = s + 1
+    assert str(s.default_update.owner.op) == "Elemwise{add}"
+    f = theano.function([], s * 10)
+    assert f() == 0.0 and f() == 10.0 and s.get_value() == 2.0
+    del s.default_update
+    assert not hasattr(s, "default_update")
+    theano.function([], s * 10)()
+    assert s.get_value() == 2.0
+    with pytest.raises(TypeError, match="dtype and rank"):
+        s.default_update = T.dvector("v")
+    with pytest.raises(TypeError, match="not shared"):
+        T.dscalar("x").default_update = 1.0
+    # a random stream's state shows its default update
+    rng = T.shared_randomstreams.RandomStreams(1)
+    u = rng.uniform((2,))
+    (state,) = [v for v in theano.gof.graph.inputs([u]) if isinstance(v, theano.SharedVariable)]
+    assert isinstance(state.default_update, T.TensorVariable)
