@@ -193,3 +193,67 @@ def test_default_update_attribute():
     u = rng.uniform((2,))
     (state,) = [v for v in theano.gof.graph.inputs([u]) if isinstance(v, theano.SharedVariable)]
     assert isinstance(state.default_update, T.TensorVariable)
+
+
+# ---- op classes: isinstance(node.op, T.Elemwise), Gemv in compiled graphs ----
+
+def test_op_classes_of_symbolic_nodes():
+    x = T.dmatrix("x")
+    assert isinstance((x + 1).owner.op, T.Elemwise) and type((x + 1).owner.op).__name__ == "Elemwise"
+    assert isinstance(x.dimshuffle(1, 0).owner.op, T.DimShuffle)
+    assert isinstance(x.sum(0).owner.op, T.CAReduce) and isinstance(x.sum(0).owner.op, T.elemwise.Sum)
+    assert isinstance(x.max(0).owner.op, T.CAReduce) and not isinstance(x.max(0).owner.op, T.Elemwise)
+    assert isinstance(x[1:].owner.op, T.subtensor.Subtensor)
+    assert isinstance(T.nnet.softmax(x).owner.op, T.nnet.Softmax)
+    assert isinstance((x + 1).owner.op, theano.gof.graph.Op)
+    with pytest.raises(NotImplementedError, match="making an op from its class"):
+        T.Elemwise("add")
+
+
+def test_did_it_use_the_gpu_script(capsys):
+    # The Theano tutorial's using_gpu script, word for word but for the sizes.
+    from theon import function, config, shared, tensor
+    import numpy
+    import time
+
+    vlen = 10 * 3  # 10 x #cores x # threads per core
+    iters = 2
+
+    rng = numpy.random.RandomState(22)
+    x = shared(numpy.asarray(rng.rand(vlen), config.floatX))
+    f = function([], tensor.exp(x))
+    print(f.maker.fgraph.toposort())
+    t0 = time.time()
+    for i in range(iters):
+        r = f()
+    t1 = time.time()
+    print("Looping %d times took %f seconds" % (iters, t1 - t0))
+    print("Result is %s" % (r,))
+    if numpy.any([isinstance(x.op, tensor.Elemwise) and
+                  ('Gpu' not in type(x.op).__name__)
+                  for x in f.maker.fgraph.toposort()]):
+        print('Used the cpu')
+    else:
+        print('Used the gpu')
+    assert capsys.readouterr().out.endswith("Used the cpu\n")
+
+
+def test_compiled_products_are_gemv_and_dot22():
+    A, B, v = T.dmatrix("A"), T.dmatrix("B"), T.dvector("v")
+    f = theano.function([A, v], T.dot(A, v))
+    ops = [n.op for n in f.maker.fgraph.toposort()]
+    assert any(isinstance(op, T.blas.Gemv) and type(op).__name__ == "CGemv" for op in ops)
+    assert any(isinstance(op, T.blas_c.CGemv) for op in ops)
+    g = theano.function([A, B], T.dot(A, B))
+    assert any(type(n.op).__name__ == "Dot22" for n in g.maker.fgraph.toposort())
+    h = theano.function([v], T.dot(v, v))
+    assert not any(isinstance(n.op, T.blas.Gemv) for n in h.maker.fgraph.toposort())
+    assert np.allclose(f(np.eye(2), np.array([1.0, 2.0])), [1.0, 2.0])
+
+
+def test_module_paths():
+    from theon.tensor.nnet.nnet import softmax, relu  # noqa: F401
+    from theon.sandbox.softsign import softsign
+    assert softsign is T.nnet.softsign
+    import theon.tensor.nnet.nnet as nn
+    assert nn.sigmoid is T.nnet.sigmoid

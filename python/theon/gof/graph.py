@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _core
 from .. import _variable
+from .._op_classes import op_class
 from .._variable import SharedVariable, TensorConstant, TensorVariable, Variable, _WRAPPERS, as_tensor_variable
 
 __all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "clone_replace", "Variable",
@@ -75,7 +76,7 @@ class Apply:
 
     def __init__(self, info):
         self._id = info.id
-        self.op = Op(info)
+        self.op = op_class(info.op_kind, Op)(info)  # an Elemwise, a CAReduce... (theon/_op_classes.py)
         self.inputs = [wrap(v) for v in info.inputs]
         self.outputs = [wrap(v) for v in info.outputs]
 

@@ -104,3 +104,7 @@ from .abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # no
 from .abstract_conv import separable_conv2d  # noqa: E402,F401
 from . import bn  # noqa: E402,F401  (theano.tensor.nnet.bn)
 from .bn import batch_normalization  # noqa: E402,F401
+
+
+from ..._op_classes import LogSoftmax, Softmax  # noqa: E402  (op classes, for isinstance(node.op, ...))
+from . import nnet  # noqa: E402  (theano.tensor.nnet.nnet)
