@@ -257,3 +257,67 @@ def test_module_paths():
     assert softsign is T.nnet.softsign
     import theon.tensor.nnet.nnet as nn
     assert nn.sigmoid is T.nnet.sigmoid
+
+
+# ---- RandomStreams state as Theano's RandomState (the tutorial's idioms) ----
+
+def test_rng_value_is_a_randomstate_tutorial():
+    from theon.tensor.shared_randomstreams import RandomStreams
+    srng = RandomStreams(seed=234)
+    rv_u = srng.uniform((2, 2))
+    f = theano.function([], rv_u)
+    rng_val = rv_u.rng.get_value(borrow=True)   # Get the rng for rv_u
+    rng_val.seed(89234)                         # seeds the generator
+    rv_u.rng.set_value(rng_val, borrow=True)    # Assign back seeded rng
+    first = f()
+    rng_val.seed(89234)
+    rv_u.rng.set_value(rng_val, borrow=True)
+    assert np.array_equal(f(), first)
+
+    state_after_v0 = rv_u.rng.get_value().get_state()
+    f()       # this affects rv_u's generator
+    v1 = f()
+    rng = rv_u.rng.get_value(borrow=True)
+    rng.set_state(state_after_v0)
+    rv_u.rng.set_value(rng, borrow=True)
+    v2 = f()             # v2 != v1
+    v3 = f()             # v3 == v1
+    assert not np.array_equal(v1, v2) and np.array_equal(v1, v3)
+    with pytest.raises(TypeError, match="state from get_state"):
+        rng.set_state(np.random.RandomState(0).get_state())
+
+
+def test_copy_random_state_between_graphs_tutorial():
+    from theon.sandbox.rng_mrg import MRG_RandomStreams
+    from theon.tensor.shared_randomstreams import RandomStreams
+
+    class Graph():
+        def __init__(self, seed=123):
+            self.rng = RandomStreams(seed)
+            self.y = self.rng.uniform(size=(1,))
+
+    g1 = Graph(seed=123)
+    f1 = theano.function([], g1.y)
+    g2 = Graph(seed=987)
+    f2 = theano.function([], g2.y)
+    assert f1() != f2()
+
+    def copy_random_state(g1, g2):
+        if isinstance(g1.rng, MRG_RandomStreams):
+            g2.rng.rstate = g1.rng.rstate
+        for (su1, su2) in zip(g1.rng.state_updates, g2.rng.state_updates):
+            su2[0].set_value(su1[0].get_value())
+
+    copy_random_state(g1, g2)
+    assert f1() == f2()
+
+
+def test_truncated_normal_keras():
+    from theon.sandbox.rng_mrg import MRG_RandomStreams as RandomStreams
+    rng = RandomStreams(seed=7)
+    x = rng.normal(size=(4000,), avg=1.0, std=0.5, dtype="float32", truncate=True)
+    assert x.dtype == "float32" and hasattr(x, "rng")
+    v = theano.function([], x)()
+    assert v.shape == (4000,) and v.min() >= 0.0 and v.max() <= 2.0  # within 2 std of the mean
+    assert abs(v.mean() - 1.0) < 0.03 and 0.40 < v.std() < 0.46  # a 2-sigma truncated normal's std is 0.88 std
+    assert v.min() < 0.1 and v.max() > 1.9
