@@ -237,7 +237,15 @@ def _checked_test_value(var, value):
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
     a = _theon_array(a, what, target=np.dtype(var.dtype))
     if a.dtype.name != var.dtype:
-        if not np.can_cast(a.dtype, var.dtype, "safe"):
+        # As Theano's TensorType.filter: a Python number or list converts when no value changes
+        # (x.tag.test_value = 42 for a float32 x), a Python float to floatX always; an array
+        # only by a safe cast.
+        if not isinstance(value, np.ndarray) and not np.can_cast(a.dtype, var.dtype, "safe"):
+            conv = a.astype(var.dtype)
+            lossless = np.array_equal(conv, a, equal_nan=a.dtype.kind == "f" and conv.dtype.kind == "f")
+            if lossless or (type(value) is float and var.dtype == _floatX()):
+                a = conv
+        if a.dtype.name != var.dtype and not np.can_cast(a.dtype, var.dtype, "safe"):
             raise TheonTypeError(f"{what}: a {a.dtype} value for a {var.dtype} variable would lose precision "
                                  f"(convert it first, e.g. value.astype('{var.dtype}'))")
         a = a.astype(var.dtype)
@@ -471,10 +479,17 @@ class TensorVariable(Variable):
     def T(self):
         return TensorVariable(self._v.T())
 
-    def __repr__(self):
+    def __str__(self):
         return self.name or f"<{type(self).__name__} {self._v.type_str()}>"
 
-    __str__ = __repr__
+    def __repr__(self):
+        # Theano's: with config.print_test_value, the test value follows on a second line.
+        from .configparser import _PYTHON_OPTIONS
+        if _PYTHON_OPTIONS["print_test_value"]:
+            tag = self.__dict__.get("tag")
+            if tag is not None and "test_value" in tag.__dict__:
+                return f"{self}\n{tag.test_value!r}"
+        return str(self)
 
     # ---- operators ----
     def __add__(self, o): return _bin(_core.tensor.add, self, o)

@@ -321,3 +321,33 @@ def test_truncated_normal_keras():
     assert v.shape == (4000,) and v.min() >= 0.0 and v.max() <= 2.0  # within 2 std of the mean
     assert abs(v.mean() - 1.0) < 0.03 and 0.40 < v.std() < 0.46  # a 2-sigma truncated normal's std is 0.88 std
     assert v.min() < 0.1 and v.max() > 1.9
+
+
+# ---- config: warn.* keys, print_test_value ----
+
+def test_theano_warn_keys_read_their_defaults():
+    # rnnrbm and others read and set them; each is about an old Theano bug Theon never had.
+    assert theano.config.warn.round is True and theano.config.warn.reduce_join is False
+    assert theano.config.warn.ignore_bug_before == "0.8"
+    with pytest.raises(AttributeError):
+        theano.config.warn.no_such_bug
+
+
+def test_print_test_value_debug_faq():
+    x = T.scalar('x')
+    # Assigning test value
+    x.tag.test_value = 42
+    try:
+        # Enable test value printing
+        theano.config.print_test_value = True
+        assert x.__repr__() == "x\n" + repr(np.array(42.0, dtype=theano.config.floatX))
+        # Disable test value printing
+        theano.config.print_test_value = False
+        assert x.__repr__() == "x"
+        with theano.config.change_flags(print_test_value=True):
+            assert theano.config.print_test_value is True and "\n" in repr(x)
+        assert theano.config.print_test_value is False and str(x) == "x"
+        with pytest.raises(ValueError, match="boolean"):
+            theano.config.print_test_value = "maybe"
+    finally:
+        theano.config.print_test_value = False
