@@ -312,6 +312,30 @@ def test_copy_random_state_between_graphs_tutorial():
     assert f1() == f2()
 
 
+def test_copy_random_state_between_mrg_graphs_tutorial():
+    from theon.sandbox.rng_mrg import MRG_RandomStreams
+
+    class Graph():
+        def __init__(self, seed=123):
+            self.rng = MRG_RandomStreams(seed)
+            self.y = self.rng.uniform(size=(1,))
+
+    g1, g2 = Graph(seed=123), Graph(seed=987)
+    f1, f2 = theano.function([], g1.y), theano.function([], g2.y)
+    assert f1() != f2()
+
+    def copy_random_state(g1, g2):
+        if isinstance(g1.rng, MRG_RandomStreams):
+            g2.rng.rstate = g1.rng.rstate
+        for (su1, su2) in zip(g1.rng.state_updates, g2.rng.state_updates):
+            su2[0].set_value(su1[0].get_value())
+
+    copy_random_state(g1, g2)
+    assert f1() == f2()
+    z1, z2 = g1.rng.normal((3,)), g2.rng.normal((3,))  # streams made after the copy agree too
+    assert np.array_equal(theano.function([], z1)(), theano.function([], z2)())
+
+
 def test_truncated_normal_keras():
     from theon.sandbox.rng_mrg import MRG_RandomStreams as RandomStreams
     rng = RandomStreams(seed=7)
