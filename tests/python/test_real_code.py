@@ -375,3 +375,13 @@ def test_print_test_value_debug_faq():
             theano.config.print_test_value = "maybe"
     finally:
         theano.config.print_test_value = False
+
+
+def test_nodes_that_run_on_a_gpu_have_theanos_gpu_names():
+    # What f.maker.fgraph.toposort() makes of a node the C++ side placed on cuda0 (no GPU here).
+    from theon.compile import _op
+    op = _op("Elemwise{exp}", "cuda0", "float32 (?,)")
+    assert type(op).__name__ == "GpuElemwise" and isinstance(op, T.Elemwise) and str(op) == "Elemwise{exp}"
+    gemv = _op("Dot", "cuda0", "float32 (?,)")
+    assert type(gemv).__name__ == "GpuGemv" and isinstance(gemv, T.blas.Gemv)
+    assert type(_op("Dot", "cpu", "float32 (?, ?)")).__name__ == "Dot22"

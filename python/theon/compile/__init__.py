@@ -77,7 +77,7 @@ def _op(name, device="cpu", output_type=""):
     family = family.group(0) if family else "Op"
     shape = re.search(r"\(([^)]*)\)\s*$", output_type)  # "float32 (?, 5)": the output's rank
     rank = (len([d for d in shape.group(1).split(",") if d.strip()]) if shape else None)
-    return op_class(family, Op, on_gpu=not device.startswith("cpu"), output_rank=rank)(name)
+    return op_class(family, Op, on_gpu=device.startswith("cuda"), output_rank=rank)(name)
 
 
 class Apply:
