@@ -1,6 +1,8 @@
 // Var, SharedVar, shared(), constant(), literal() and indexing.
 #include "bindings.hpp"
 
+#include <theon/default_update.hpp>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -77,6 +79,13 @@ void init_var(nb::module_& m) {
     return shared(to_array(value), name, SharedOptions{borrow, target, broadcastable});
   }, nb::arg("value"), nb::arg("name") = "", nb::arg("borrow") = false, nb::arg("target") = "",
      nb::arg("broadcastable") = std::vector<bool>{});
+  m.def("as_shared", [](const Var& v) {
+    if (role(v) != VarRole::Shared) throw TypeError("as_shared: '" + v.name() + "' is not a shared variable");
+    return SharedVar(v.node());
+  }, nb::arg("v"), "The SharedVar of a shared graph variable met as a Var (a node's input, a clone).");
+  m.def("set_default_update", &set_default_update, nb::arg("shared"), nb::arg("update").none(),
+        "Theano's shared.default_update = expr (None removes it); held weakly.");
+  m.def("default_update", &default_update, nb::arg("shared"));
   m.def("constant", [](nb::handle value, const std::string& name) { return constant(to_array(value), name); },
         nb::arg("value"), nb::arg("name") = "");
   m.def("symbolic_inputs", &symbolic_inputs, nb::arg("outputs"),

@@ -6,6 +6,7 @@ __version__ = "0.1.0"
 from . import _core
 from .configparser import change_flags, config
 from . import errors
+from . import _variable
 from ._variable import SharedVariable, TensorVariable, shared
 from . import tensor
 from .compile import Function, In, Out, function
@@ -18,7 +19,7 @@ from .printing import debugprint, pp
 from ._dlpack import from_dlpack
 from ._device import CudaStatus, DeviceArray, cuda_status, empty_cache, memory_stats, to_device
 
-Variable = TensorVariable
+Variable = _variable.Variable
 
 # Graph and gradient names of Theano's top level (issue 17): clone, Rop/Lop, pprint; the
 # scalar, sandbox.cuda and compile.monitormode module paths.

@@ -103,6 +103,9 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None):
     elif dtype is None and not isinstance(x, (bool, np.bool_)) and type(x) in (int, float) and \
             (type(x) is float or -(1 << 53) <= x <= (1 << 53)):
         v = TensorVariable(_core.literal(float(x), type(x) is int))
+    elif isinstance(x, Variable):
+        raise TheonTypeError(f"{x} is a generic Variable of type {x.type!r}, not a tensor: Theon's ops compute "
+                             "tensors (make tensor inputs with T.matrix('x') or a TensorType, e.g. T.dmatrix('x'))")
     elif isinstance(x, (list, tuple)) and any(isinstance(e, TensorVariable) for e in x):
         from . import tensor
         v = tensor.stack(list(x))
@@ -234,7 +237,15 @@ def _checked_test_value(var, value):
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
     a = _theon_array(a, what, target=np.dtype(var.dtype))
     if a.dtype.name != var.dtype:
-        if not np.can_cast(a.dtype, var.dtype, "safe"):
+        # As Theano's TensorType.filter: a Python number or list converts when no value changes
+        # (x.tag.test_value = 42 for a float32 x), a Python float to floatX always; an array
+        # only by a safe cast.
+        if not isinstance(value, np.ndarray) and not np.can_cast(a.dtype, var.dtype, "safe"):
+            conv = a.astype(var.dtype)
+            lossless = np.array_equal(conv, a, equal_nan=a.dtype.kind == "f" and conv.dtype.kind == "f")
+            if lossless or (type(value) is float and var.dtype == _floatX()):
+                a = conv
+        if a.dtype.name != var.dtype and not np.can_cast(a.dtype, var.dtype, "safe"):
             raise TheonTypeError(f"{what}: a {a.dtype} value for a {var.dtype} variable would lose precision "
                                  f"(convert it first, e.g. value.astype('{var.dtype}'))")
         a = a.astype(var.dtype)
@@ -242,6 +253,9 @@ def _checked_test_value(var, value):
         raise TheonTypeError(f"{what}: a value of shape {a.shape} for {var.type} (rank {var.ndim})")
     return a
 
+
+# The shared variables given a default_update, by graph variable: kept alive with their updates.
+_DEFAULT_UPDATES = {}
 
 _MISSING = object()
 _computing_test_value = False
@@ -282,7 +296,61 @@ def _compute_test_value(var, mode):
     var.tag.test_value = f(*values)
 
 
-class TensorVariable:
+class Variable:
+    """Theano's generic graph variable (``theano.Variable``, ``theano.gof.Variable``):
+    ``Variable(type, owner=None, index=None, name=None)``, with Theano's fields ``type``,
+    ``owner``, ``index``, ``name`` and ``tag``. Every Theon tensor variable (TensorVariable,
+    constants, shared variables) is one, so ``isinstance(x, theano.Variable)`` holds for them.
+
+    A Variable made directly is a graph leaf of the user's own type (Theano programs make them
+    for their own ops' types); Theon's ops compute tensors, so giving one to a tensor op raises
+    TypeError (make tensor inputs with ``T.matrix('x')`` or a TensorType: ``T.dmatrix('x')``)."""
+
+    def __init__(self, type, owner=None, index=None, name=None):
+        from .gof.graph import Apply
+        if owner is not None and not isinstance(owner, Apply):
+            raise TheonTypeError(f"Variable: owner must be an Apply node or None, got {owner!r}")
+        if index is not None and not isinstance(index, int):
+            raise TheonTypeError(f"Variable: index must be an int or None, got {index!r}")
+        if name is not None and not isinstance(name, str):
+            raise TheonTypeError(f"Variable: name must be a string or None, got {name!r}")
+        self.__dict__.update(type=type, owner=owner, index=index, name=name)
+
+    @property
+    def tag(self):
+        t = self.__dict__.get("tag")
+        if t is None:
+            t = self.__dict__["tag"] = _Tag()
+        return t
+
+    @tag.setter
+    def tag(self, value):
+        self.__dict__["tag"] = value
+
+    def clone(self):
+        """A new variable of the same type and name, without owner (Theano's Variable.clone)."""
+        c = Variable(self.type, None, None, self.name)
+        c.tag = _copy_tag(self.tag)
+        return c
+
+    def __str__(self):
+        if self.name is not None:
+            return self.name
+        return f"<{self.type}>"
+
+    __repr__ = __str__
+
+
+def _copy_tag(tag):
+    import copy
+    c = _Tag()
+    for k, v in tag.__dict__.items():
+        if k != "_owner":
+            object.__setattr__(c, k, copy.copy(v))
+    return c
+
+
+class TensorVariable(Variable):
     """A symbolic tensor (Theano's TensorVariable). Operators build graph nodes.
 
     Variables take any attribute (``x.my_info = ...``; ``x.tag`` is Theano's scratchpad), kept
@@ -332,7 +400,14 @@ class TensorVariable:
         return hash(self._v.id())
 
     def __bool__(self):
-        raise TheonTypeError("a symbolic variable has no truth value (use T.switch, T.eq, T.and_ ...)")
+        # As in Theano: a variable is true (`if not W:` tests that W was given), except the result
+        # of <, <=, > or >=, which raises so that `a < b < c` (Python's (a < b) and (b < c),
+        # silently b < c) is caught.
+        if self.__dict__.get("_comparison"):
+            raise TheonTypeError(f"{self} (a comparison a < b, a <= b, a > b or a >= b) has no truth value: "
+                                 "`a < b < c` and `if a < b:` are not symbolic; use T.and_(a < b, b < c) "
+                                 "or T.switch(a < b, ...)")
+        return True
 
     def __len__(self):
         raise TheonTypeError("len() of a symbolic variable: use x.shape[0]")
@@ -370,6 +445,22 @@ class TensorVariable:
         return TensorType(self.dtype, shape=self._v.static_shape)
 
     @property
+    def default_update(self):
+        raise AttributeError(f"{self} has no default_update (only a shared variable has one)")
+
+    @default_update.setter
+    def default_update(self, value):
+        # Theano keeps it and never uses it: a silent no-op; Theon says so.
+        raise TheonTypeError(f"{self}.default_update = ...: only a shared variable has a default update "
+                             "(function() applies it); this variable is not shared")
+
+    @property
+    def index(self):
+        """Which output of its owner this variable is (None for a leaf), as in Theano."""
+        info = _core.var_owner(self._v)
+        return info.index if info is not None else None
+
+    @property
     def owner(self):
         """The node computing this variable (theon.gof.graph.Apply: .op, .inputs, .outputs), or
         None for a symbolic input, a shared variable or a constant (Theano's ``var.owner``)."""
@@ -388,10 +479,17 @@ class TensorVariable:
     def T(self):
         return TensorVariable(self._v.T())
 
-    def __repr__(self):
+    def __str__(self):
         return self.name or f"<{type(self).__name__} {self._v.type_str()}>"
 
-    __str__ = __repr__
+    def __repr__(self):
+        # Theano's: with config.print_test_value, the test value follows on a second line.
+        from .configparser import _PYTHON_OPTIONS
+        if _PYTHON_OPTIONS["print_test_value"]:
+            tag = self.__dict__.get("tag")
+            if tag is not None and "test_value" in tag.__dict__:
+                return f"{self}\n{tag.test_value!r}"
+        return str(self)
 
     # ---- operators ----
     def __add__(self, o): return _bin(_core.tensor.add, self, o)
@@ -410,10 +508,10 @@ class TensorVariable:
     def __rpow__(self, o): return _bin(_core.tensor.pow, o, self)
     def __matmul__(self, o): return _bin(_core.tensor.matmul, self, o)
     def __rmatmul__(self, o): return _bin(_core.tensor.matmul, o, self)
-    def __lt__(self, o): return _bin(_core.tensor.lt, self, o)
-    def __gt__(self, o): return _bin(_core.tensor.gt, self, o)
-    def __le__(self, o): return _bin(_core.tensor.le, self, o)
-    def __ge__(self, o): return _bin(_core.tensor.ge, self, o)
+    def __lt__(self, o): return _comparison(_core.tensor.lt, self, o)
+    def __gt__(self, o): return _comparison(_core.tensor.gt, self, o)
+    def __le__(self, o): return _comparison(_core.tensor.le, self, o)
+    def __ge__(self, o): return _comparison(_core.tensor.ge, self, o)
     def __and__(self, o): return _bin(_core.tensor.and_, self, o)
     def __rand__(self, o): return _bin(_core.tensor.and_, o, self)
     def __or__(self, o): return _bin(_core.tensor.or_, self, o)
@@ -497,6 +595,13 @@ class TensorVariable:
 
     def astype(self, dtype):
         return TensorVariable(self._v.astype(dtype_name(dtype)))
+
+    def clone(self):
+        """A new symbolic input of this variable's type and name, without owner; the tag is
+        copied (Theano's Variable.clone)."""
+        c = self.type(self.name)
+        c.tag = _copy_tag(self.tag)
+        return c
 
     def copy(self, name=None):
         """A symbolic copy (a new variable with the same value), named `name`; attributes and
@@ -622,6 +727,12 @@ def _bin(fn, a, b):
     return TensorVariable(fn(_v(a), _v(b)))
 
 
+def _comparison(fn, a, b):
+    r = _bin(fn, a, b)
+    r._comparison = True  # no truth value (TensorVariable.__bool__)
+    return r
+
+
 class TensorConstant(TensorVariable):
     """A constant tensor; ``.value`` / ``.data`` hold a copy of its value."""
 
@@ -636,9 +747,63 @@ class TensorConstant(TensorVariable):
     def value(self):
         return self.data
 
+    def clone(self):
+        """A constant of the same value and name (Theano's Constant.clone)."""
+        c = TensorConstant(self.data, self.name)
+        c.tag = _copy_tag(self.tag)
+        return c
+
 
 class SharedVariable(TensorVariable):
-    """A variable with a persistent value (``theon.shared``): get_value/set_value."""
+    """A variable with a persistent value (``theon.shared``): get_value/set_value.
+
+    ``default_update`` (Theano's): an expression function() uses as the variable's update when
+    the function's graph reads the variable and neither ``updates`` names it nor
+    ``no_default_updates`` skips it. The variable and its update are kept alive until
+    ``del var.default_update`` (Lasagne sets it on a clone it then drops, leaving it in the
+    graph; the update's graph reads the variable, a cycle Theano's garbage collector frees and
+    Theon keeps)."""
+
+    def __init__(self, v):
+        if self.__dict__.get("_v") is not None:
+            return
+        if not isinstance(v, _core.SharedVar):  # met as a node's input or made by a clone
+            v = _core.as_shared(v)
+        super().__init__(v)
+
+    @property
+    def default_update(self):
+        u = self.__dict__.get("_default_update")
+        if u is not None:
+            return u
+        c = _core.default_update(self._v)  # a random stream's state has one from the core
+        if c is None:
+            raise AttributeError(f"shared variable {self} has no default_update")
+        from .gof.graph import wrap
+        return wrap(c)
+
+    @default_update.setter
+    def default_update(self, value):
+        u = as_tensor_variable(value)
+        _core.set_default_update(self._v, u._v)
+        # The core holds the update weakly (its graph reads this variable): this keeps it, and
+        # this wrapper, alive while a graph may still read the variable.
+        self.__dict__["_default_update"] = u
+        _DEFAULT_UPDATES[self._v.id()] = self
+
+    @default_update.deleter
+    def default_update(self):
+        _core.set_default_update(self._v, None)
+        self.__dict__.pop("_default_update", None)
+        _DEFAULT_UPDATES.pop(self._v.id(), None)
+
+    def clone(self):
+        """A new shared variable over the same value (Theano's SharedVariable.clone shares the
+        container): set_value on either is seen by both."""
+        from .gof.graph import wrap
+        c = wrap(_core.clone([self._v], [], True, False)[0])
+        c.tag = _copy_tag(self.tag)
+        return c
 
     def get_value(self, borrow=False, return_internal_type=False):
         """The value as a NumPy array (a copy unless borrow=True; always a copy of a value that

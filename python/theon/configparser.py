@@ -19,6 +19,46 @@ _SECTIONS = frozenset(["gpuarray", "lib", "dnn", "nvcc", "gcc", "blas", "warn", 
                        "nanguardmode", "DebugMode", "linker"])
 
 
+# Theano 1.0's warn.* keys and their defaults (warn_default of the version that fixed each bug,
+# with ignore_bug_before='0.8'): each asks Theano to warn about one of its own old bugs, which
+# Theon never had, so there is never anything to warn about. Reading one that was not set gives
+# Theano's default (rnnrbm and other programs read them); setting one warns once that it is
+# ignored (the C++ flag parser).
+_THEANO_WARN_DEFAULTS = {
+    "ignore_bug_before": "0.8", "argmax_pushdown_bug": False, "gpusum_01_011_0111_bug": False,
+    "sum_sum_bug": False, "sum_div_dimshuffle_bug": False, "subtensor_merge_bug": False,
+    "gpu_set_subtensor1": False, "vm_gc_bug": False, "signal_conv2d_interface": False, "reduce_join": False,
+    "inc_set_subtensor1": False, "round": True,
+}
+
+# Theano options that only the Python package acts on, kept here: name -> value (Theano's
+# default to start). print_test_value: repr(var) adds var's test value (TensorVariable.__repr__).
+_PYTHON_OPTIONS = {"print_test_value": False}
+
+
+def _python_option(key, value):
+    """The checked value for a _PYTHON_OPTIONS key (all are booleans)."""
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        return value.lower() in ("true", "1", "yes", "on")
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    from .errors import ConfigError
+    raise ConfigError(f"config option '{key}': expected a boolean (True/False), got {value!r}")
+
+
+def _get_text(key):
+    if key in _PYTHON_OPTIONS:
+        return _PYTHON_OPTIONS[key]
+    return _cfg.get_text(key)
+
+
+def _set_text(key, value):
+    if key in _PYTHON_OPTIONS:
+        _PYTHON_OPTIONS[key] = _python_option(key, value)
+    else:
+        _cfg.set(key, _text(value))
+
+
 def _text(value):
     if isinstance(value, bool):
         return "True" if value else "False"
@@ -34,6 +74,9 @@ def _set(key, value):
     """Sets a Theon option; a Theano option Theon does not use (exception_verbosity,
     gpuarray.preallocate, warn.*, ...) goes through the flag parser, which warns once and
     ignores it. None is never a value (``config.mode = None`` would otherwise mean mode none)."""
+    if key in _PYTHON_OPTIONS:
+        _PYTHON_OPTIONS[key] = _python_option(key, value)
+        return
     if value is None:
         from .errors import ConfigError
         raise ConfigError(f"theon.config.{key} = None: config options take a value "
@@ -57,6 +100,8 @@ class _Section:
         try:
             return _cfg.get_text(key)
         except ValueError as e:
+            if self._prefix == "warn" and name in _THEANO_WARN_DEFAULTS:
+                return _THEANO_WARN_DEFAULTS[name]
             raise AttributeError(str(e)) from None
 
     def __setattr__(self, name, value):
@@ -69,6 +114,8 @@ class TheonConfigParser:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in _PYTHON_OPTIONS:
+            return _PYTHON_OPTIONS[name]
         try:
             return _cfg.get(name)
         except ValueError as e:
@@ -80,16 +127,16 @@ class TheonConfigParser:
         _set(name, value)
 
     def get(self, key):
-        return _cfg.get(key)
+        return _PYTHON_OPTIONS[key] if key in _PYTHON_OPTIONS else _cfg.get(key)
 
     def set(self, key, value):
         _set(key, value)
 
     def keys(self):
-        return list(_cfg.keys())
+        return list(_cfg.keys()) + list(_PYTHON_OPTIONS)
 
     def __dir__(self):
-        return sorted(set(_cfg.keys()) | {"change_flags", "get", "set", "keys", "describe"})
+        return sorted(set(self.keys()) | {"change_flags", "get", "set", "keys", "describe"})
 
     def describe(self):
         return _cfg.describe()
@@ -119,18 +166,18 @@ class change_flags(contextlib.ContextDecorator):
         saved = []
         try:
             for k, v in self._flags.items():
-                saved.append((k, _cfg.get_text(k)))
-                _cfg.set(k, _text(v))
+                saved.append((k, _get_text(k)))
+                _set_text(k, v)
         except BaseException:
             for k, old in reversed(saved):
-                _cfg.set(k, old)
+                _set_text(k, old)
             raise
         self._saved.append(saved)
         return self
 
     def __exit__(self, *exc):
         for k, old in reversed(self._saved.pop()):
-            _cfg.set(k, old)
+            _set_text(k, old)
         return False
 
 

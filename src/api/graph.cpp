@@ -1,4 +1,5 @@
 // theon/graph.hpp: the user's view of graph nodes, and clone with replacements.
+#include <theon/default_update.hpp>
 #include <theon/error.hpp>
 #include <theon/graph.hpp>
 
@@ -151,6 +152,29 @@ Array constant_value(const Var& v) {
   const VarPtr& n = need(v, "constant_value");
   if (n->kind != VarKind::Constant) throw ValueError("constant_value: '" + n->label() + "' is not a constant");
   return n->constant.copy();
+}
+
+void set_default_update(const SharedVar& s, const std::optional<Var>& update) {
+  const VarPtr& t = need(s, "set_default_update");
+  if (t->kind != VarKind::Shared)
+    throw TypeError("default_update: '" + t->label() + "' is not a shared variable (only a shared variable has one)");
+  if (!update) {
+    t->default_update.reset();
+    return;
+  }
+  const VarPtr& u = need(*update, "set_default_update: the update");
+  // The check function() makes of an update, made when the update is given (a clearer place).
+  if (u->type.dtype != t->type.dtype || u->type.ndim() != t->type.ndim())
+    throw TypeError("default_update of '" + t->label() + "' (" + t->type.str() + "): the update has type " +
+                    u->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
+  t->default_update = u;
+}
+
+std::optional<Var> default_update(const SharedVar& s) {
+  const VarPtr& t = need(s, "default_update");
+  VarPtr u = t->default_update.lock();
+  if (!u) return std::nullopt;
+  return as_user_var(u);
 }
 
 std::vector<Var> clone(const std::vector<Var>& outputs, const std::vector<std::pair<Var, Var>>& replace, bool strict,

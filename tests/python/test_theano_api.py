@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 NAMES = os.path.join(ROOT, "docs", "theano_api", "theano_1_0_5_names.txt")
 NOTES = os.path.join(ROOT, "docs", "theano_api", "annotations.txt")
 TABLE = os.path.join(ROOT, "docs", "THEANO_API.md")
+ACTED_ON = os.path.join(ROOT, "docs", "theano_api", "acted_on.md")
 UPDATE = "THEON_UPDATE_API_MD=1 python -m pytest tests/python/test_theano_api.py"
 
 
@@ -137,6 +138,8 @@ def render(rows, import_errors):
         out += ["| name | status | note |", "|---|---|---|"]
         for name, status, note in rs:
             out.append(f"| `{name}` | {status} | {note.replace('|', '/')} |")
+    with open(ACTED_ON, encoding="utf-8") as f:  # the hand-written audit, after the generated tables
+        out += ["", f.read().rstrip("\n")]
     return "\n".join(out) + "\n"
 
 

@@ -17,6 +17,7 @@ from .. import _core
 from .. import _dlpack
 from .._device import DeviceArray
 from .._variable import _SUPPORTED, SharedVariable, TensorVariable, _theon_array, _v, as_tensor_variable
+from .._op_classes import op_class
 from ..errors import TheonTypeError, not_available
 
 
@@ -69,16 +70,14 @@ class Op:
         return hash(self.name)
 
 
-_OP_CLASSES = {}
-
-
-def _op(name):
+def _op(name, device="cpu", output_type=""):
+    """The op of a compiled node: of a class named after its family ('Elemwise', 'CGemv',
+    'GpuElemwise' on a GPU) and derived from Theano's class for it (theon/_op_classes.py)."""
     family = re.match(r"[A-Za-z_0-9]+", name)
     family = family.group(0) if family else "Op"
-    cls = _OP_CLASSES.get(family)
-    if cls is None:
-        cls = _OP_CLASSES[family] = type(family, (Op,), {"__module__": "theon.compile.ops"})
-    return cls(name)
+    shape = re.search(r"\(([^)]*)\)\s*$", output_type)  # "float32 (?, 5)": the output's rank
+    rank = (len([d for d in shape.group(1).split(",") if d.strip()]) if shape else None)
+    return op_class(family, Op, on_gpu=device.startswith("cuda"), output_rank=rank)(name)
 
 
 class Apply:
@@ -86,7 +85,7 @@ class Apply:
 
     def __init__(self, index, op, inputs, output_type, device, kernel, line):
         self.index = index
-        self.op = _op(op)
+        self.op = _op(op, device, output_type)
         self.inputs = inputs
         self.output_type = output_type
         self.device = device

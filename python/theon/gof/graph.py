@@ -12,12 +12,12 @@ import numpy as np
 
 from .. import _core
 from .. import _variable
-from .._variable import SharedVariable, TensorConstant, TensorVariable, _WRAPPERS, as_tensor_variable
+from .._op_classes import op_class
+from .._variable import SharedVariable, TensorConstant, TensorVariable, Variable, _WRAPPERS, as_tensor_variable
 
 __all__ = ["Apply", "Op", "inputs", "ancestors", "variables", "io_toposort", "is_same_graph", "clone", "clone_replace", "Variable",
            "Constant"]
 
-Variable = TensorVariable
 Constant = TensorConstant
 
 
@@ -76,7 +76,7 @@ class Apply:
 
     def __init__(self, info):
         self._id = info.id
-        self.op = Op(info)
+        self.op = op_class(info.op_kind, Op)(info)  # an Elemwise, a CAReduce... (theon/_op_classes.py)
         self.inputs = [wrap(v) for v in info.inputs]
         self.outputs = [wrap(v) for v in info.outputs]
 
@@ -114,9 +114,11 @@ def owner(var):
 
 
 def _list(variables):
-    if isinstance(variables, (list, tuple)):
-        return [as_tensor_variable(v) for v in variables]
-    return [as_tensor_variable(variables)]
+    """The variables of a list, tuple or any other iterable (Lasagne walks
+    ``inputs(reversed(exprs))``), or of one variable."""
+    if isinstance(variables, Variable) or not hasattr(variables, "__iter__"):
+        return [as_tensor_variable(variables)]
+    return [as_tensor_variable(v) for v in variables]
 
 
 def ancestors(variable_list, blockers=None):

@@ -409,7 +409,7 @@ def fill(model, value):
 
 
 # ---- tutorial names: plural constructors, arange, round, products ---------------------
-Variable = TensorVariable
+from .._variable import Variable  # noqa: E402  (Theano: theano.tensor.Variable is gof.Variable)
 
 
 def _multi(make, name):
@@ -695,5 +695,10 @@ from ..printing import pprint  # noqa: E402  (T.pprint, as in Theano)
 from . import extra_ops, nnet, sharedvar, signal, xlogx  # noqa: E402  (T.xlogx is the module, as in Theano)
 
 from . import shared_randomstreams  # noqa: E402  (theano.tensor.shared_randomstreams)
+# Theano's op classes (isinstance(node.op, T.Elemwise)) and the modules that define them.
+from . import blas, blas_c, elemwise, subtensor  # noqa: E402
+from .elemwise import CAReduce, DimShuffle, Elemwise  # noqa: E402
+from .subtensor import AdvancedIncSubtensor1, AdvancedSubtensor1, IncSubtensor, Subtensor  # noqa: E402
+from .._op_classes import Alloc, Dot, Join, Reshape  # noqa: E402  (theano.tensor.basic's, as T.Dot...)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

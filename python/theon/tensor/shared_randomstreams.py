@@ -7,6 +7,7 @@ keeps it). The numbers are Philox4x32-10 of (seed, the variable's creation index
 element index): identical on the CPU and the GPU, but not Theano's (docs/guide/random.md).
 ``theon.sandbox.rng_mrg.MRG_RandomStreams`` is the same engine with the MRG signatures.
 """
+import math
 import numbers
 import operator
 
@@ -24,7 +25,61 @@ def _no_nstreams(name, nstreams):
         warn_ignored_once(f"{name}(nstreams=...)", "each draw is one counter-based stream (the same values on the "
                                                    "CPU and the GPU)", stacklevel=4)
 
-__all__ = ["RandomStreams"]
+__all__ = ["RandomStreams", "RandomStateSharedVariable", "RandomState"]
+
+
+class RandomState(np.ndarray):
+    """The value of a random variable's state (``rv.rng.get_value()``): the int64 vector
+    ``[seed, calls]``, with the methods of the NumPy RandomState that Theano's value is, so that
+    Theano's idioms run::
+
+        rng_val = rv_u.rng.get_value(borrow=True)   # Get the rng for rv_u
+        rng_val.seed(89234)                         # seeds the generator
+        rv_u.rng.set_value(rng_val, borrow=True)    # Assign back seeded rng
+
+    and ``state = rng.get_state()`` ... ``rng.set_state(state)``. It is a copy: changing it
+    changes the variable's state only through ``set_value``."""
+
+    _STATE_KIND = "theon-philox4x32"
+
+    def seed(self, seed=None):
+        """Restarts the stream at `seed` (a fresh one from the OS's entropy for None, as NumPy)."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (1 << 62))
+        try:
+            seed = operator.index(seed)
+        except TypeError:
+            raise TheonTypeError(f"RandomState.seed: the seed must be an integer, got {seed!r}") from None
+        if not 0 <= seed < (1 << 63):
+            raise ValueError(f"RandomState.seed: the seed must be in [0, 2**63), got {seed}")
+        self[0], self[1] = seed, 0
+
+    def get_state(self):
+        """('theon-philox4x32', array([seed, calls])): what set_state takes back."""
+        return (self._STATE_KIND, np.array(self, dtype=np.int64))
+
+    def set_state(self, state):
+        kind, value = state if isinstance(state, tuple) and len(state) == 2 else (self._STATE_KIND, state)
+        if isinstance(state, tuple) and len(state) != 2:
+            kind = state[0] if state else None
+        value = np.asarray(value) if kind == self._STATE_KIND else None
+        if value is None or value.shape != (2,) or value.dtype.kind not in "iu":
+            raise TheonTypeError(f"RandomState.set_state: expected a state from get_state() ('{self._STATE_KIND}', "
+                                 f"[seed, calls]), got {state!r} (a NumPy RandomState's state does not apply: "
+                                 "Theon's streams are counter-based)")
+        self[:] = value
+
+
+class RandomStateSharedVariable(SharedVariable):
+    """A random variable's state (``rv.rng``; Theano's RandomStateSharedVariable): get_value()
+    gives a :class:`RandomState` (the int64 vector [seed, calls]), set_value takes one back (or
+    the vector)."""
+
+    def get_value(self, borrow=False, return_internal_type=False):
+        return np.array(super().get_value(), dtype=np.int64).view(RandomState)
+
+    def set_value(self, value, borrow=False):
+        super().set_value(np.array(value, dtype=np.int64), borrow=False)
 
 _DEFAULT_SEED = 12345
 
@@ -61,7 +116,7 @@ class RandomStreams:
     @property
     def state_updates(self):
         """(state, next state) of every random variable, in creation order."""
-        return [(SharedVariable(s), TensorVariable(n)) for s, n in self._r.state_updates()]
+        return [(RandomStateSharedVariable(s), TensorVariable(n)) for s, n in self._r.state_updates()]
 
     def updates(self):
         return self.state_updates
@@ -105,7 +160,7 @@ class RandomStreams:
         """The random variable, with Theano's attributes: .rng (its state), .update."""
         out = TensorVariable(v)
         state, nxt = self._r.state_update_of(v)
-        out.rng = SharedVariable(state)
+        out.rng = RandomStateSharedVariable(state)
         out.update = (out.rng, TensorVariable(nxt))
         return out
 
@@ -116,11 +171,27 @@ class RandomStreams:
         return self._wrap(self._r.uniform(dims, shape, _param(low), _param(high), _dtype_name(dtype)))
 
     def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False):
-        if truncate:
-            raise NotImplementedError("normal(truncate=True) is not available in Theon")
         _no_nstreams("normal", nstreams)
+        if truncate:
+            return self._truncated_normal(size, avg, std, ndim, dtype)
         dims, shape = self._size(size, ndim, [avg, std], "normal")
         return self._wrap(self._r.normal(dims, shape, _param(avg), _param(std), _dtype_name(dtype)))
+
+    def _truncated_normal(self, size, avg, std, ndim, dtype):
+        """Theano's normal(truncate=True): the normal distribution cut at 2 standard deviations
+        (nothing further out is drawn), as the inverse CDF of a uniform draw between Phi(-2) and
+        Phi(2) (Keras's truncated_normal asks for it)."""
+        from .. import tensor as T
+        if size is None:  # the shape avg and std broadcast to, as normal()
+            b = as_tensor_variable(avg) + as_tensor_variable(std)
+            size = b.shape if b.ndim else ()
+        tail = 0.5 * math.erfc(math.sqrt(2.0))  # Phi(-2)
+        u = self.uniform(size, low=tail, high=1.0 - tail, ndim=ndim, dtype=dtype)
+        out = avg + std * (T.erfinv(2.0 * u - 1.0) * math.sqrt(2.0))
+        if dtype is not None and out.dtype != _dtype_name(dtype):
+            out = out.astype(_dtype_name(dtype))
+        out.rng, out.update = u.rng, u.update
+        return out
 
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None, nstreams=None):
         if prob is not None:

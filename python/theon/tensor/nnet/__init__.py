@@ -1,6 +1,8 @@
 """theon.tensor.nnet: Theano's ``T.nnet`` neural-network ops."""
+import numpy as np
+
 from ... import _core
-from ..._variable import TensorVariable, _v, as_tensor_variable
+from ..._variable import TensorVariable, Variable, _v, as_tensor_variable
 
 _t = _core.tensor
 
@@ -27,8 +29,14 @@ def softsign(x):
 
 
 def relu(x, alpha=0):
-    """max(x, 0); with alpha, the leaky form (Theano's relu(x, alpha))."""
-    if isinstance(alpha, (int, float)) and alpha == 0:
+    """max(x, 0); with alpha, the leaky form (Theano's relu(x, alpha)).
+
+    As Theano's, it is plain arithmetic (0.5 * (x + abs(x))) when alpha is 0: a NumPy array or a
+    number gives a NumPy array or number, not a variable (the other functions here build nodes,
+    as Theano's do)."""
+    if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
+        if isinstance(x, (np.ndarray, np.generic, int, float)) and not isinstance(x, bool):
+            return 0.5 * (x + abs(x))
         return TensorVariable(_t.relu(_v(x)))
     from .. import abs as _abs
     x = as_tensor_variable(x)
@@ -96,3 +104,7 @@ from .abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # no
 from .abstract_conv import separable_conv2d  # noqa: E402,F401
 from . import bn  # noqa: E402,F401  (theano.tensor.nnet.bn)
 from .bn import batch_normalization  # noqa: E402,F401
+
+
+from ..._op_classes import LogSoftmax, Softmax  # noqa: E402  (op classes, for isinstance(node.op, ...))
+from . import nnet  # noqa: E402  (theano.tensor.nnet.nnet)
