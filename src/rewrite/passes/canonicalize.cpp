@@ -41,11 +41,6 @@ using ops::ScalarOpId;
 
 constexpr int kMaxSweeps = 16;
 
-/// `candidate` when it has exactly `out`'s type, else null (the rule does not fire).
-VarPtr same_type(const VarPtr& candidate, const graph::Variable& out) {
-  return candidate && candidate->type == out.type ? candidate : nullptr;
-}
-
 // ---- the rules: one function per row of the table below ----
 
 /// x * 1, 1 * x -> x

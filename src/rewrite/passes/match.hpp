@@ -14,6 +14,12 @@ class Elemwise;
 
 namespace theon::rewrite {
 
+/// `candidate` when it has exactly `out`'s type, else null (a rule that would change the
+/// output's static type does not fire).
+inline graph::VarPtr same_type(const graph::VarPtr& candidate, const graph::Variable& out) {
+  return candidate && candidate->type == out.type ? candidate : nullptr;
+}
+
 /// The Elemwise op of `node` when it computes `id`, else null.
 const ops::Elemwise* elemwise_is(const graph::Apply& node, ops::ScalarOpId id);
 

@@ -54,10 +54,6 @@ using ops::ScalarOpId;
 
 constexpr int kMaxSweeps = 8;
 
-VarPtr same_type(const VarPtr& candidate, const graph::Variable& out) {
-  return candidate && candidate->type == out.type ? candidate : nullptr;
-}
-
 VarPtr mul(const VarPtr& a, const VarPtr& b) { return ops::elemwise(ScalarOpId::Mul, {a, b}); }
 VarPtr sub(const VarPtr& a, const VarPtr& b) { return ops::elemwise(ScalarOpId::Sub, {a, b}); }
 VarPtr sum_keepdims(const VarPtr& v, int axis) { return ops::reduce(ops::ReduceKind::Sum, v, std::vector<int>{axis}, true); }

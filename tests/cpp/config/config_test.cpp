@@ -3,6 +3,7 @@
 #include <theon/error.hpp>
 #include <theon/theon.hpp>
 
+#include "stderr_of.hpp"
 #include "util/kernel_cache.hpp"
 
 #include <theon/kernel_cache.hpp>
@@ -108,20 +109,7 @@ TEST_F(ConfigTest, SetValidatesOnACopy) {
   EXPECT_THROW(config().get("nope"), ConfigError);
 }
 
-// Runs `fn` with std::cerr captured.
-template <class F>
-std::string stderr_of(F&& fn) {
-  std::stringstream captured;
-  auto* old = std::cerr.rdbuf(captured.rdbuf());
-  try {
-    fn();
-  } catch (...) {
-    std::cerr.rdbuf(old);
-    throw;
-  }
-  std::cerr.rdbuf(old);
-  return captured.str();
-}
+using testing_util::stderr_of;
 
 // Every way a flag string can be rejected, after entries that are fine: none applies.
 TEST_F(ConfigTest, ARejectedFlagStringAppliesNothing) {

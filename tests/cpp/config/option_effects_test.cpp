@@ -4,6 +4,7 @@
 #include <theon/kernel_cache.hpp>
 #include <theon/theon.hpp>
 
+#include "stderr_of.hpp"
 #include "util/kernel_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -38,19 +39,7 @@ size_t count_op(const Function& f, const std::string& op) {
   return n;
 }
 
-template <class F>
-std::string stderr_of(F&& fn) {
-  std::stringstream captured;
-  auto* old = std::cerr.rdbuf(captured.rdbuf());
-  try {
-    fn();
-  } catch (...) {
-    std::cerr.rdbuf(old);
-    throw;
-  }
-  std::cerr.rdbuf(old);
-  return captured.str();
-}
+using testing_util::stderr_of;
 
 using Passes = std::vector<std::string>;
 
