@@ -67,7 +67,7 @@ typedef double theon_v4d __attribute__((vector_size(32)));
 typedef float theon_v4f __attribute__((vector_size(16)));
 
 __attribute__((target("avx2,fma"))) static inline theon_v8f exp_shifted_v8(theon_v8f v, theon_v8f neg_m) {
-  const theon_v8f zero = neg_m * 0;
+  const theon_v8f zero = {};  // +0 (neg_m * 0 is -0 where m > 0: such lanes printed as -0)
   const theon_v8f d = v + neg_m;
   const theon_v8f vb = d - neg_m;
   const theon_v8f err = (v - vb) + (neg_m - (d - vb));  // as shifted_exp_corrected
@@ -150,7 +150,7 @@ __attribute__((target("avx2,fma"))) void scale_row_avx2(float* y, int64_t n, flo
 // row. Rows pass through row_max_avx2 and scale_row_avx2 (memory-bound at 8 lanes).
 #define THEON_AVX512 __attribute__((target("avx512f,avx2,fma")))
 THEON_AVX512 static inline theon_v16f exp_shifted_v16(theon_v16f v, theon_v16f neg_m) {
-  const theon_v16f zero = neg_m * 0;
+  const theon_v16f zero = {};  // +0, as exp_shifted_v8
   const theon_v16f d = v + neg_m;
   const theon_v16f vb = d - neg_m;
   const theon_v16f err = (v - vb) + (neg_m - (d - vb));  // as shifted_exp_corrected

@@ -294,3 +294,32 @@ TEST(SoftmaxRows, LogOfTheSumSurvivesAHugeRowMaximum) {
 
 }  // namespace
 }  // namespace theon::backends::cpu
+
+namespace theon::backends::cpu {
+namespace {
+
+// A lane whose exp is 0 (x - max is -inf) is +0 on every path, as NumPy's softmax gives it
+// (the vector paths gave -0 where the row maximum was positive).
+TEST(SoftmaxRows, ZeroProbabilitiesArePositiveZeros) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t n : {2, 3, 9, 17, 40}) {
+    std::vector<float> x(static_cast<size_t>(n), 0.f);
+    x[0] = 1.8e38f;
+    x[1] = ninf;
+    x[static_cast<size_t>(n) - 1] = -1.8e38f;
+    for (bool avx512 : {true, false}) {
+      softmax_rows_avx512(avx512);
+      for (bool vector : {true, false}) {
+        std::vector<float> y(static_cast<size_t>(n));
+        softmax_rows_f32(x.data(), n, y.data(), n, 1, n, false, vector);
+        for (int64_t i = 1; i < n; ++i)
+          EXPECT_FALSE(std::signbit(y[static_cast<size_t>(i)]) || y[static_cast<size_t>(i)] != 0.f)
+              << "n " << n << " lane " << i << " avx512 " << avx512 << " vector " << vector << ": " << y[static_cast<size_t>(i)];
+      }
+    }
+    softmax_rows_avx512(true);
+  }
+}
+
+}  // namespace
+}  // namespace theon::backends::cpu
