@@ -8,6 +8,7 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "pass_run.hpp"
 #include "text_count.hpp"
 
 #include <gtest/gtest.h>
@@ -20,29 +21,10 @@ namespace {
 
 using theon::testing::count;
 
-struct Canon {
-  std::string before, after;
-  bool changed = false;
-  size_t nodes = 0;
-  graph::VarPtr out;  // the (first) output after the pass
-  graph::VarPtr in0;  // the graph's first input (FunctionGraph clones the user's variables)
-  std::string why() const { return "before:\n" + before + "after:\n" + after; }
-};
+using Canon = testing::PassRun;
 
 Canon canonicalize(const std::vector<Var>& inputs, const Var& output) {
-  std::vector<graph::VarPtr> ins;
-  for (auto& v : inputs) ins.push_back(v.node());
-  graph::FunctionGraph fg(ins, {output.node()});
-  Canon c;
-  c.before = graph::debugprint(fg.outputs());
-  c.changed = rewrite::canonicalize_pass(fg);
-  fg.verify();
-  c.after = graph::debugprint(fg.outputs());
-  c.nodes = fg.nodes().size();
-  c.out = fg.outputs()[0];
-  c.in0 = fg.inputs().empty() ? nullptr : fg.inputs()[0];
-  EXPECT_FALSE(rewrite::canonicalize_pass(fg)) << "not a fixed point\n" << c.why();
-  return c;
+  return testing::run_pass(inputs, {output}, rewrite::canonicalize_pass, /*fixed_point=*/true);
 }
 
 // fast_run and none agree on `values` (the rewrites keep results).

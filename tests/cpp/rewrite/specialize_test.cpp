@@ -10,6 +10,7 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "pass_run.hpp"
 #include "text_count.hpp"
 
 #include <gtest/gtest.h>
@@ -21,23 +22,10 @@ namespace {
 
 using theon::testing::count;
 
-struct Spec {
-  std::string before, after;
-  bool changed = false;
-  std::string why() const { return "before:\n" + before + "after:\n" + after; }
-};
+using Spec = testing::PassRun;
 
 Spec specialize(const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
-  std::vector<graph::VarPtr> ins, outs;
-  for (auto& v : inputs) ins.push_back(v.node());
-  for (auto& v : outputs) outs.push_back(v.node());
-  graph::FunctionGraph fg(ins, outs);
-  Spec s;
-  s.before = graph::debugprint(fg.outputs());
-  s.changed = rewrite::specialize_pass(fg);
-  fg.verify();
-  s.after = graph::debugprint(fg.outputs());
-  return s;
+  return testing::run_pass(inputs, outputs, rewrite::specialize_pass, /*fixed_point=*/false);
 }
 
 // Compiles `y` in fast_run (Gemm) and none (dot + add) and compares on `values`.

@@ -8,6 +8,7 @@
 #include "rewrite/passes/passes.hpp"
 #include "rewrite/pipeline.hpp"
 
+#include "pass_run.hpp"
 #include "text_count.hpp"
 
 #include <gtest/gtest.h>
@@ -33,24 +34,10 @@ size_t nodes(const std::string& text, const std::string& op) {
   return ids.size();
 }
 
-struct Stab {
-  std::string before, after;
-  bool changed = false;
-  std::string why() const { return "before:\n" + before + "after:\n" + after; }
-};
+using Stab = testing::PassRun;
 
 Stab stabilize(const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
-  std::vector<graph::VarPtr> ins, outs;
-  for (auto& v : inputs) ins.push_back(v.node());
-  for (auto& v : outputs) outs.push_back(v.node());
-  graph::FunctionGraph fg(ins, outs);
-  Stab s;
-  s.before = graph::debugprint(fg.outputs());
-  s.changed = rewrite::stabilize_pass(fg);
-  fg.verify();
-  s.after = graph::debugprint(fg.outputs());
-  EXPECT_FALSE(rewrite::stabilize_pass(fg)) << "not a fixed point\n" << s.why();
-  return s;
+  return testing::run_pass(inputs, outputs, rewrite::stabilize_pass, /*fixed_point=*/true);
 }
 
 // fast_run and none agree on `values` for every output.
