@@ -6,6 +6,8 @@
 // are frozen into the plan, so no kernel reads config() when it runs.
 #pragma once
 #include "graph/op.hpp"
+#include "runtime/contexts.hpp"
+#include "runtime/streams.hpp"
 
 #include <theon/array.hpp>
 #include <theon/device.hpp>
@@ -61,6 +63,21 @@ class KernelPlan {
 /// outside any Program: unit tests), the values config() holds now.
 const KernelOptions& options_of(const KernelPlan* plan);
 
+/// Where one kernel run happens (DESIGN.md "Execution model": run(plan, buffers, stream)):
+/// the thunk's context, the stream of that context the kernel issues its work on (a CUDA
+/// kernel launches on `stream.handle` and binds its library handles to it; never to a
+/// stream looked up by device), and the CPU thread budget of the context. The executor
+/// hands each thunk the one lowering made for its context.
+struct ExecContext {
+  runtime::Context context;  // name and device
+  runtime::Stream stream;    // the context's compute stream (no handle on the CPU)
+  /// OpenMP threads a CPU kernel may use (the context's budget); 0: the process's count.
+  int threads = 0;
+  /// The device's own context ("cpu", "cuda0"), its compute stream, no budget: for kernels
+  /// run outside any Program (constant folding, unit tests).
+  static ExecContext of(Device device);
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -74,8 +91,12 @@ class Kernel {
   }
   /// Outputs arrive allocated (contiguous, infer_shape's shapes) except outputs in the op's
   /// view_map, which the kernel sets.
-  virtual void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
-                   std::vector<Array>& outputs) const = 0;
+  virtual void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node,
+                   const std::vector<Array>& inputs, std::vector<Array>& outputs) const = 0;
+  /// The same on the outputs' device's own context (ExecContext::of): kernels run outside a
+  /// Program (unit tests).
+  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const;
 };
 
 class Backend {

@@ -24,6 +24,20 @@ const KernelOptions& options_of(const KernelPlan* plan) {
   return now;
 }
 
+ExecContext ExecContext::of(Device device) {
+  return {runtime::Context{device.str(), device}, runtime::Stream::of(device, runtime::StreamKind::Compute), 0};
+}
+
+void Kernel::run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+                 std::vector<Array>& outputs) const {
+  Device device = Device::cpu();
+  for (const Array& a : outputs)
+    if (a.defined() && a.device().is_cuda()) device = a.device();
+  for (const Array& a : inputs)
+    if (device.is_cpu() && a.defined() && a.device().is_cuda()) device = a.device();
+  run(plan, ExecContext::of(device), node, inputs, outputs);
+}
+
 namespace {
 
 struct Registry {

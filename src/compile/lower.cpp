@@ -23,6 +23,8 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   insert_transfers(*fgraph, placement, homes);
   remove_redundant_transfers(*fgraph, placement, homes);
   build_thunks(*prog, placement, homes);
+  prog->contexts = {runtime::Context{target.device.str(), target.device}};
+  if (!options.plan_only) bind_streams(*prog);
   if (!options.plan_only) copy_constants_to_devices(*prog);
   prepare_kernels(*prog, options.input_shapes, options.plan_only);
   plan_memory(*prog);

@@ -15,13 +15,27 @@
 
 namespace theon::compile {
 
+struct Program;
+
 struct Thunk {
   graph::ApplyPtr node;
   const backends::Backend* backend = nullptr;  // whose kernel it is
   const backends::Kernel* kernel = nullptr;
   std::shared_ptr<backends::KernelPlan> plan;  // from kernel->prepare() when the program was built
-  Device dev;          // where it runs; its outputs are allocated there
+  Device dev;          // where it runs (exec.context.device); its outputs are allocated there
   std::string device;  // dev.str(): "cpu", "cuda0", ...
+  /// Its context (name, device), the stream of that context its kernel issues on and the
+  /// context's thread budget: what Kernel::run receives.
+  backends::ExecContext exec;
+  int context_index = 0;  // into Program::contexts
+  /// Thunks of other contexts whose outputs this one reads (directly): it runs after them —
+  /// on a GPU stream by an event wait, on a CPU context by a host wait for a GPU producer.
+  std::vector<int> after;
+  /// A thunk of another context runs after this one: the executor records an event after it.
+  bool signals = false;
+  /// A nested Program this thunk runs (a branch, or a loop body per step); empty until ops
+  /// that own an inner graph run one (the scan issue).
+  std::shared_ptr<const Program> nested;
   bool is_transfer = false;  // a Transfer node (inserted by lowering, or explicit)
   std::string reason;  // why it was placed there (explain())
   std::string op;           // the op as printed, for the observer
@@ -52,6 +66,9 @@ struct Program {
   std::vector<rewrite::PassRecord> passes;              // what the optimizer did
   backends::KernelOptions options;                      // frozen when the function was compiled
   std::string device;                                   // where the program was asked to run
+  /// The contexts its thunks run on, the default one (the device flag's, or a context
+  /// scope's) first. One Function may span several.
+  std::vector<runtime::Context> contexts;
   std::vector<Device> slot_device;                      // where each slot's value lives
   /// Per leaf (same order as `leaves`): the device its value is expected on. A shared
   /// variable moved elsewhere since compilation is copied per call (correct, not free).

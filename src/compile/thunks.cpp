@@ -76,6 +76,8 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.node = node;
     t.dev = where.device;
     t.device = where.device.str();
+    t.exec.context = {t.device, where.device};  // the device's own context (streams bound by bind_streams)
+    t.exec.stream = {where.device, runtime::StreamKind::Compute, nullptr};
     t.reason = where.reason;
     t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
     t.provenance = provenance_of(*node);
@@ -102,6 +104,10 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     prog.thunks.push_back(std::move(t));
   }
   for (auto& out : fgraph.outputs()) prog.output_slots.push_back(slot_of(out));
+}
+
+void bind_streams(Program& prog) {
+  for (Thunk& t : prog.thunks) t.exec.stream = runtime::streams_of(t.exec.context).compute;
 }
 
 void copy_constants_to_devices(Program& prog) {

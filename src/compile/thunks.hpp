@@ -1,6 +1,7 @@
 // Lowering steps that turn the placed graph into the Program's thunks:
 //   build_thunks: a slot per value (on the device it lives on) and a thunk per node, in
-//     order, with the kernel of the backend placement chose;
+//     order, with the kernel of the backend placement chose and its context;
+//   bind_streams: each thunk's ExecContext gets its context's compute stream;
 //   copy_constants_to_devices: constants read on a GPU are copied there once, now;
 //   prepare_kernels: Kernel::prepare for every thunk, concurrently (NVRTC and the CPU's
 //     generated modules compile while the function is compiled, not at its first call),
@@ -17,6 +18,10 @@ void build_thunks(Program& program, const Placement& placement, const Homes& hom
 runtime::Provenance provenance_of(const graph::Apply& node);
 /// The op as the observer shows it: its display, or a bounded form for fused nodes.
 std::string observer_label(const graph::Apply& node, const runtime::Provenance& provenance);
+
+/// Each thunk's ExecContext gets its context's compute stream (not in plan-only lowering:
+/// there is no device to make streams on).
+void bind_streams(Program& program);
 
 void copy_constants_to_devices(Program& program);
 

@@ -286,7 +286,7 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
       }
       if (watcher) watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
       if (hook) hook->before(t, node, ins);
-      if (!handed_over) th.kernel->run(th.plan.get(), node, ins, outs);
+      if (!handed_over) th.kernel->run(th.plan.get(), th.exec, node, ins, outs);
       if (th.is_transfer) state.transfer_bytes[t] = ins[0].nbytes();
       if (watcher) report_thunk_end(*watcher, th, t, ins, outs);
       if (hook) hook->after(t, node, ins, outs);

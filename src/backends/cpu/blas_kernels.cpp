@@ -64,7 +64,7 @@ class GemmKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &a = inputs[0], &b = inputs[1];
     Array& out = outputs[0];
@@ -89,7 +89,7 @@ class GemmKernel final : public Kernel {
     BlasOperand oa = as_blas_operand(g.m, g.k, a.ndim() == 2 ? a.strides()[0] : g.k, a.strides().back());
     BlasOperand ob = as_blas_operand(g.k, g.n, b.strides()[0], b.ndim() == 2 ? b.strides()[1] : 1);
     if (!oa.ok || !ob.ok)  // strides BLAS cannot express (negative, both non-unit): copy first
-      return run(nullptr, node, {a.contiguous(), b.contiguous()}, outputs);
+      return run(nullptr, where, node, {a.contiguous(), b.contiguous()}, outputs);
     if (!have_blas(t)) return dot_loop(node, inputs, outputs);
     blas_gemm(t, oa, ob, g.m, g.n, g.k, 1.0, a.data(), b.data(), 0.0, out.data(), node);
   }

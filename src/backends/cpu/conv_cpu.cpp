@@ -326,7 +326,7 @@ class ConvKernel final : public Kernel {
 #endif
   }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Conv2d& op = *ops::Conv2d::of(node.op());
     const OpKind kind = op.kind();

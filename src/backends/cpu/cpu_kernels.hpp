@@ -28,7 +28,7 @@ class LoopKernel final : public Kernel {
  public:
   LoopKernel(std::string name, LoopFn fn) : name_(std::move(name)), fn_(fn) {}
   std::string name() const override { return name_; }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     fn_(node, inputs, outputs);
   }

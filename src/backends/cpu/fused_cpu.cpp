@@ -752,7 +752,7 @@ void interpret(const Composite& op, const graph::Apply& node, const std::string&
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_cpu"; }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const Composite&>(node.op());
     const std::string& cxx = options_of(plan).cxx;
@@ -766,7 +766,7 @@ class FusedKernel final : public Kernel {
 class FusedReduceKernel final : public Kernel {
  public:
   std::string name() const override { return "fused_reduce_cpu"; }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
     const std::string& cxx = options_of(plan).cxx;

@@ -131,7 +131,7 @@ class GemmBetaKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
     const ops::GemmAddend addend = op.epilogue().addend;
@@ -163,7 +163,7 @@ class GemmBetaKernel final : public Kernel {
       std::vector<Array> in = inputs;
       if (!oa.ok) in[ia] = a.contiguous();
       if (!ob.ok) in[ia + 1] = b.contiguous();
-      return run(nullptr, node, in, outputs);
+      return run(nullptr, where, node, in, outputs);
     }
     const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
     if (!has_c) {  // the product (beta 0: BLAS does not read out), then the relu pass

@@ -18,7 +18,7 @@ class BatchedGemmKernel final : public Kernel {
  public:
   std::string name() const override { return blas_name(); }
 
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &a = inputs[0], &b = inputs[1];
     Array& out = outputs[0];

@@ -472,7 +472,7 @@ class DotKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
@@ -530,7 +530,7 @@ class BatchedMatmulKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
@@ -709,7 +709,7 @@ class GemmKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
     const bool has_c = op.epilogue().addend != ops::GemmAddend::None;

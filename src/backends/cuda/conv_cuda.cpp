@@ -188,7 +188,7 @@ class ConvKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
 #ifdef THEON_HAVE_CUDNN_H
     const ops::Conv2d& op = *ops::Conv2d::of(node.op());

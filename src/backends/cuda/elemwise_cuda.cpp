@@ -268,7 +268,7 @@ class ElementwiseKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
     const bool fmad = options_of(plan).fmad;

@@ -13,7 +13,7 @@ namespace {
 class GradientBlockKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_view"; }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     node.op().perform(node, inputs, outputs);  // outputs[0] = inputs[0]: a device array stays one
   }

@@ -458,7 +458,7 @@ class SoftmaxKernel final : public CudaKernel {
     return {softmax_source(inputs[0].dtype(), op.is_log(), lane_plan(op, inputs[0]).kept.rank())};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Softmax&>(node.op());
     const Array& in = inputs[0];
@@ -496,7 +496,7 @@ class SoftmaxCrossentropyKernel final : public CudaKernel {
     return {sxent_source(inputs[0].dtype(), inputs[1].dtype())};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &x = inputs[0], &labels = inputs[1];
     long long rows = x.shape()[0], classes = x.shape()[1];
@@ -522,7 +522,7 @@ class CategoricalCrossentropyKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {row_source(PerRow::Xent, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &coding = inputs[0], &targets = inputs[1];
     run_gather(PerRow::Xent, options_of(plan).fmad, node, coding, targets, outputs[0], [&](int64_t label, int64_t row) {
@@ -556,7 +556,7 @@ class LabelGatherKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {row_source(PerRow::Gather, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int64_t classes = inputs[0].shape()[1];
     CategoricalCrossentropyKernel::run_gather(
@@ -585,7 +585,7 @@ class SoftmaxCrossentropyGradKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::SxentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &dy = inputs[0], &sm = inputs[1], &labels = inputs[2];
     long long rows = sm.shape()[0], classes = sm.shape()[1];
@@ -611,7 +611,7 @@ class CrossentropyGradKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::XentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &gz = inputs[0], &p = inputs[1], &labels = inputs[2];
     long long rows = p.shape()[0], classes = p.shape()[1];
@@ -637,7 +637,7 @@ class LabelScatterKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::Scatter, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &v = inputs[0], &labels = inputs[2];
     Array& out = outputs[0];
@@ -664,7 +664,7 @@ class OneHotKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::OneHot, node.output_raw(0)->type.dtype, inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& indices = inputs[0];
     Array& out = outputs[0];

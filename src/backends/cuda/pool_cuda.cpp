@@ -100,7 +100,7 @@ class PoolKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {pool_source(node.input(0)->type.dtype)};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     long long n = outputs[0].size();
     if (n == 0) return;

@@ -60,7 +60,7 @@ class RandomDrawKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {draw_source(graph::op_as<ops::RandomDraw>(node.op()).dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::RandomDraw>(node.op());
     const int device = device_of(inputs, outputs);
@@ -88,7 +88,7 @@ class AssertKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&, const KernelOptions&) const override {
     return {};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     node.op().perform(node, inputs, outputs);
   }
@@ -103,7 +103,7 @@ class PrintKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&, const KernelOptions&) const override {
     return {};
   }
-  void run(const KernelPlan*, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     node.op().perform(node, inputs, outputs);
   }

@@ -121,7 +121,7 @@ class ReduceKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
     const Array& in = inputs[0];
@@ -164,7 +164,7 @@ class SumToKernel final : public CudaKernel {
     return {reduce_source(geometry(inputs[0], inputs[1].shape()).spec)};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
     run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad,
@@ -230,7 +230,7 @@ class CumulativeKernel final : public CudaKernel {
     const DType in = inputs[0].dtype();
     return {cumulative_source(ops::Cumulative::of(node.op())->reduce_kind(), in, ops::cumulative_dtype(in))};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Cumulative& op = *ops::Cumulative::of(node.op());
     const Array& in = inputs[0];
@@ -302,7 +302,7 @@ class SortKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {sort_source(inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Sort& op = *ops::Sort::of(node.op());
     const Array& in = inputs[0];
@@ -360,7 +360,7 @@ class FlatNonZeroKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {nonzero_source(inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& in = inputs[0];
     Array& out = outputs[0];
@@ -388,7 +388,7 @@ class ArgMaxKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
     run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad, node.describe());
@@ -464,7 +464,7 @@ class FusedReduceKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs).spec, &region)};
   }
 
-  void run(const KernelPlan* plan, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
     const ReduceGeometry g = geometry(node, inputs);

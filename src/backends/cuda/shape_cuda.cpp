@@ -115,7 +115,7 @@ class ViewKernel final : public CudaKernel {
     return node.op().kind() == graph::OpKind::Subtensor && input >= 1;  // slice bounds decide the view
   }
   std::string name() const override { return "cuda_view"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     node.op().perform(node, host_values(inputs, 1), outputs);
   }
@@ -163,7 +163,7 @@ class ReshapeKernel final : public CudaKernel {
     return input == 1;  // the target shape
   }
   std::string name() const override { return "cuda_reshape"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Shape shape = node.op().infer_shape(node, inputs)[0];  // reads the shape vector (host copy if on device)
     const Array& x = inputs[0];
@@ -206,7 +206,7 @@ KernelSource write_i64_source() {
 class ShapeKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_shape"; }
-  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     if (outputs[0].on_host()) {
       node.op().perform(node, inputs, outputs);
@@ -241,7 +241,7 @@ class AllocKernel final : public CudaKernel {
     return input >= 1;  // the sizes
   }
   std::string name() const override { return "cuda_fill"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& v = inputs[0];
     Array& out = outputs[0];
@@ -297,7 +297,7 @@ class ARangeKernel final : public CudaKernel {
     if (!arithmetic_dtype(out)) return {false, "no CUDA arithmetic type for " + std::string(dtype_name(out))};
     return {};
   }
-  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs_in,
+  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs_in,
            std::vector<Array>& outputs) const override {
     Array& out = outputs[0];
     long long n = out.size();
@@ -333,7 +333,7 @@ class ARangeKernel final : public CudaKernel {
 class JoinKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_join"; }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int dev = device_of(inputs, outputs);
     for (auto& [in, dst] : slices(node, inputs, outputs[0])) copy_strided(in, dst, dev, node.describe());
@@ -553,7 +553,7 @@ class TakeKernel final : public CudaKernel {
     return input >= 1;  // indices: checked (and wrapped) on the host, then uploaded, with no sync
   }
   std::string name() const override { return "cuda_take"; }
-  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const int dev = device_of(inputs, outputs);
@@ -739,7 +739,7 @@ class AdvancedIncKernel final : public CudaKernel {
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
-  void run(const KernelPlan* plan, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
     const int axis = op.axis();
@@ -837,7 +837,7 @@ class IncSubtensorKernel final : public CudaKernel {
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
-  void run(const KernelPlan*, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::IncSubtensor>(node.op());
     const ops::IndexSpec spec = op.spec();
