@@ -80,11 +80,18 @@ def test_every_malformed_map_fails_from_the_environment_too():
             "    theon.shared(np.ones(2), target='dev0')\n"
             "except theon.errors.ConfigError as e:\n"
             "    print('ConfigError:', e)\n")
-    for variable in ("THEANO_FLAGS", "THEON_FLAGS"):
-        r = run(code, **{variable: "contexts=dev0->cpu;dev1"})
+    for variable, spec, why in [("THEANO_FLAGS", "dev0->cpu;dev1", "'dev1' is not of the form name->device"),
+                                ("THEON_FLAGS", "dev0->cpu;dev1", "'dev1' is not of the form name->device"),
+                                ("THEON_FLAGS", "cudax->cpu", "names may not begin with 'cuda' or 'opencl'"),
+                                ("THEON_FLAGS", " d -> cuda01 ", "maps to 'cuda01', which is not a device")]:
+        r = run(code, **{variable: "contexts=" + spec})
         assert r.returncode == 0, r.stderr
-        assert "ConfigError: contexts: 'dev1' is not of the form name->device" in r.stdout, r.stdout
+        assert "ConfigError: contexts: " in r.stdout and why in r.stdout and f"contexts='{spec.strip()}'" in r.stdout, \
+            r.stdout
         assert r.stderr == "", r.stderr
+    # A ',' ends the flag's value (Theano's format): the rest is a malformed flag, refused at import.
+    r = run("import theon", THEON_FLAGS="contexts=dev0->cpu,dev1->cpu")
+    assert r.returncode != 0 and "malformed entry 'dev1->cpu'" in r.stderr, r.stderr
 
 
 def test_context_threads_errors_and_budgets(two_cpu_contexts):
