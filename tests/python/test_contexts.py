@@ -277,13 +277,19 @@ def test_the_seed_transfer_example_on_a_cpu_context():
 @needs_two_gpus
 @pytest.mark.parametrize("contexts", ["dev0->cuda0;dev1->cuda1", "dev0->cuda0;dev1->cuda0"])
 def test_the_seed_program_on_gpus(contexts):
-    check_seed_results(seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), contexts))
+    g = seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), contexts)
+    check_seed_results(g)
+    # Each product runs on its variables' context's device (placement: the first input with a context).
+    dots = [n.device for n in g["f"].maker.fgraph.toposort() if str(n.op) == "Dot"]
+    assert sorted(dots) == sorted(m.split("->")[1] for m in contexts.split(";")), dots
 
 
 @needs_two_gpus
 def test_the_seed_transfer_example_on_gpus():
     g = seed_program(os.path.join(SEEDS, "seed5_explicit_transfer.py"), "gpudev->cuda1")
     check_transfer_seed(g)
+    f = theon.function([g["v"]], g["gv"] * 2)
+    assert [n.device for n in f.maker.fgraph.toposort() if str(n.op) != "Transfer"] == ["cuda1"]
     theon.config.contexts = "dev0->cuda0;dev1->cuda1"
     v = theon.shared(np.ones((2, 2), dtype=np.float32), target="dev1")
     assert v.target == "dev1"
