@@ -84,6 +84,7 @@ std::string ContextMap::known_names() const {
 namespace {
 
 struct BudgetEntry {
+  std::string entry;  // as written, for messages
   std::string name;
   int threads;
 };
@@ -112,7 +113,7 @@ std::vector<BudgetEntry> parse_budgets(const std::string& spec) {
       reject_budget(spec, entry, "gives '" + count + "' threads: a whole number from 1 is expected");
     for (const BudgetEntry& earlier : entries)
       if (earlier.name == name) reject_budget(spec, entry, "gives '" + name + "' a budget again");
-    entries.push_back({name, std::stoi(count)});
+    entries.push_back({entry, name, std::stoi(count)});
     if (end == spec.size()) break;
     begin = end + 1;
   }
@@ -129,8 +130,7 @@ void ContextMap::set_thread_budgets(const std::string& spec) {
     try {
       resolve(e.name);
     } catch (const ValueError&) {
-      reject_budget(spec, e.name + "=" + std::to_string(e.threads),
-                    "names no context; the contexts are " + known_names());
+      reject_budget(spec, e.entry, "names no context; the contexts are " + known_names());
     }
     budgets[e.name] = e.threads;
   }
