@@ -241,16 +241,30 @@ def test_a_context_scope_pins_the_nodes_made_inside_it(two_cpu_contexts):
 
 # ---------------------------------------------------------------- the seed's programs
 
-def seed_program(path, contexts):
+def seed_program(path, contexts, size=None):
+    """Runs a seed program under a context map; `size` replaces its 1024 x 1024 matrices (on the
+    simulated GPU, whose reference GEMM takes seconds per 1024^3 product, the text is otherwise
+    the seed's)."""
     theon.config.print_active_device = False
     theon.config.contexts = contexts
-    return runpy.run_path(path)
+    if size is None:
+        return runpy.run_path(path)
+    with open(path) as f:
+        code = f.read()
+    assert code.count("(1024, 1024)") == 4
+    g = {"__name__": "__seed__"}
+    exec(compile(code.replace("(1024, 1024)", f"({size}, {size})"), path, "exec"), g)
+    return g
+
+
+# The simulated GPU (THEON_GPU_SIM=1) runs the seed program on 128 x 128 matrices.
+GPU_SEED_SIZE = 128 if os.environ.get("THEON_GPU_SIM") == "1" else None
 
 
 def check_seed_results(g):
     outs = g["f"]()
     want = [np.dot(g["v01"].get_value(), g["v02"].get_value()), np.dot(g["v11"].get_value(), g["v12"].get_value())]
-    assert [o.shape for o in outs] == [(1024, 1024)] * 2 and all(o.dtype == np.float32 for o in outs)
+    assert [o.shape for o in outs] == [w.shape for w in want] and all(o.dtype == np.float32 for o in outs)
     for got, expected in zip(outs, want):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
     assert g["v01"].target == "dev0" and g["v12"].target == "dev1"
@@ -267,7 +281,9 @@ def check_transfer_seed(g):
 
 
 def test_the_seed_program_on_two_cpu_contexts():
-    check_seed_results(seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), "dev0->cpu;dev1->cpu"))
+    g = seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), "dev0->cpu;dev1->cpu")
+    assert g["v01"].get_value().shape == (1024, 1024)  # the seed's text as it is
+    check_seed_results(g)
 
 
 def test_the_seed_transfer_example_on_a_cpu_context():
@@ -277,7 +293,7 @@ def test_the_seed_transfer_example_on_a_cpu_context():
 @needs_two_gpus
 @pytest.mark.parametrize("contexts", ["dev0->cuda0;dev1->cuda1", "dev0->cuda0;dev1->cuda0"])
 def test_the_seed_program_on_gpus(contexts):
-    g = seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), contexts)
+    g = seed_program(os.path.join(SEEDS, "seed4_two_contexts.py"), contexts, GPU_SEED_SIZE)
     check_seed_results(g)
     # Each product runs on its variables' context's device (placement: the first input with a context).
     dots = [n.device for n in g["f"].maker.fgraph.toposort() if str(n.op) == "Dot"]
