@@ -6,7 +6,7 @@
 // At first use it reads ~/.theonrc (key=value lines), then THEANO_FLAGS, then THEON_FLAGS
 // ("key=value,key=value", Theano's format). Theano keys that Theon does not support warn
 // once; unknown keys and malformed values raise ConfigError, and a rejected flag string applies
-// nothing. Options not implemented yet (profile, contexts, print_active_device) warn once when
+// nothing. Options not implemented yet (profile) warn once when
 // set to another value than their default; Theano's warn.* keys are accepted and ignored with
 // one warning. Each option's row in options.def names the test that proves its effect.
 #pragma once

@@ -2,6 +2,7 @@
 #pragma once
 #include <theon/array.hpp>
 #include <theon/config.hpp>
+#include <theon/contexts.hpp>
 #include <theon/dtype.hpp>
 #include <theon/error.hpp>
 #include <theon/function.hpp>

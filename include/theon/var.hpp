@@ -46,6 +46,9 @@ class Var {
   std::string type_str() const;
   /// True for the result of an op (not an input, a constant or a shared variable).
   bool is_output() const;
+  /// The context this variable is pinned to (shared(target=), transfer(), a ContextScope);
+  /// "" when unpinned (placement decides: docs/guide/contexts.md).
+  std::string context() const;
 
   Var T() const;
   Var transpose(std::vector<int> axes = {}) const;
@@ -79,8 +82,8 @@ class SharedVar : public Var {
 
 struct SharedOptions {
   bool borrow = false;        // keep `value` itself instead of a copy
-  std::string target;         // context name (with the contexts work); "" = default
-  std::vector<bool> broadcastable;  // dims declared broadcastable (size 1, static)
+  std::string target = "";    // context name ("dev0", "cpu", "cuda1"): stored and pinned there; "" = unpinned
+  std::vector<bool> broadcastable = {};  // dims declared broadcastable (size 1, static)
 };
 SharedVar shared(const Array& value, const std::string& name = "", const SharedOptions& options = {});
 

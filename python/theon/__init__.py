@@ -8,6 +8,7 @@ from .configparser import change_flags, config
 from . import errors
 from . import _variable
 from ._variable import SharedVariable, TensorVariable, shared
+from ._contexts import context
 from . import tensor
 from .compile import Function, In, Out, function
 from . import gradient

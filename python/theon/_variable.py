@@ -611,7 +611,10 @@ class TensorVariable(Variable):
         return c
 
     def transfer(self, target):
-        raise not_available(f"{self!s}.transfer({target!r})")
+        """This variable moved to the context `target` (Theano's ``x.transfer('dev1')``; ``'cpu'``
+        and ``'cudaN'`` name devices' own contexts); the gradient flows back through it."""
+        from ._contexts import transfer
+        return transfer(self, target)
 
     # ---- reductions and friends (theon.tensor's functions) ----
     def sum(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
@@ -840,8 +843,10 @@ class SharedVariable(TensorVariable):
     def value(self, v):
         self.set_value(v)
 
-    def transfer(self, target):
-        raise not_available(f"{self!s}.transfer({target!r})")
+    @property
+    def target(self):
+        """The context the variable was stored on by ``shared(..., target=name)`` (None: none)."""
+        return _core.var_context(self._v) or None
 
 
 TensorSharedVariable = SharedVariable
@@ -868,4 +873,7 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, ta
         raise TheonTypeError(f"shared(): cannot store a {type(value).__name__}")
     a = _theon_array(a, "shared()")
     bc = [bool(b) for b in broadcastable] if broadcastable is not None else []
+    if target is not None:  # a context name: the variable is stored and pinned there
+        from ._contexts import _context_name
+        target = _context_name(target, f"shared({name!r}, target={target!r})")
     return SharedVariable(_core.shared(a, name or "", bool(borrow), target or "", bc))

@@ -37,9 +37,9 @@ class NoCudaDeviceError(DeviceError, TheonNotImplementedError):
     __module__ = "theon.errors"
 
 
-def not_available(what, why="contexts land with the multi-GPU work"):
-    """A NotImplementedError (TheonNotImplementedError) saying `what` is not available yet."""
-    return TheonNotImplementedError(f"{what} is not available yet: {why}")
+def not_available(what, why=None):
+    """A NotImplementedError (TheonNotImplementedError) saying `what` is not available yet (and why)."""
+    return TheonNotImplementedError(f"{what} is not available yet" + (f": {why}" if why else ""))
 
 
 class IgnoredArgumentWarning(UserWarning):

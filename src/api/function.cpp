@@ -3,6 +3,7 @@
 #include <theon/printing.hpp>
 
 #include "api/apply_info.hpp"
+#include "api/contexts_internal.hpp"
 #include "exec/function_impl.hpp"
 #include "graph/print.hpp"
 
@@ -29,6 +30,8 @@ class MonitorHook final : public detail::NodeHook {
 }  // namespace
 
 Function function(const std::vector<Var>& inputs, const std::vector<Var>& outputs, const FunctionOptions& options) {
+  runtime::active_contexts();  // the contexts map is checked (and printed) where first used
+  const detail::NoContextScope compile_outside_scopes;
   auto impl = std::make_shared<detail::FunctionImpl>(inputs, outputs, options);
   if (options.monitor.active()) impl->set_node_hook(std::make_shared<MonitorHook>(options.monitor));
   return Function(std::move(impl));

@@ -4,6 +4,7 @@
 #include <theon/tensor.hpp>
 #include <theon/var.hpp>
 
+#include "api/contexts_internal.hpp"
 #include "graph/node.hpp"
 #include "ops/dimshuffle.hpp"
 #include "ops/elemwise.hpp"
@@ -62,6 +63,8 @@ std::vector<Var> symbolic_inputs(const std::vector<Var>& outputs) {
   return found;
 }
 
+std::string Var::context() const { return need(*this, "Var::context")->type.context; }
+
 Var Var::T() const { return Var(ops::transpose(need(*this, "Var::T"))); }
 Var Var::transpose(std::vector<int> axes) const { return Var(ops::transpose(need(*this, "transpose"), std::move(axes))); }
 Var Var::dimshuffle(const std::vector<int>& pattern) const {
@@ -92,9 +95,14 @@ SharedVar shared(const Array& value, const std::string& name, const SharedOption
         t.dims[d] = 1;
       }
   }
-  if (!options.target.empty() && options.target != "cpu")
-    throw NotImplementedError("shared('" + name + "', target='" + options.target +
-                              "'): contexts are not available yet (only target='cpu')");
+  if (!options.target.empty()) {
+    // Stored on the context's device (copied there for a GPU) and pinned to the name.
+    const runtime::Context where =
+        detail::context_named(options.target, "shared('" + name + "', target='" + options.target + "')");
+    if (!where.device.is_cpu()) storage->value = to_device(storage->value, where.device);
+    else if (!storage->value.on_host()) storage->value = storage->value.to_host();
+    t.context = where.name;
+  }
   return SharedVar(graph::Variable::make_shared(storage, t, name));
 }
 

@@ -43,7 +43,7 @@ bool is_theano_only_key(const std::string& key) {
 // than its default warns, once (the default asks for nothing, so it says nothing). The issue
 // that implements one removes it from this list.
 bool is_not_implemented_yet(const std::string& key) {
-  return key == "profile" || key == "contexts" || key == "print_active_device";
+  return key == "profile";
 }
 
 // Warnings of a flag string wait until the whole string is accepted (a rejected string

@@ -53,9 +53,20 @@ VarPtr Variable::make_shared(std::shared_ptr<SharedStorage> storage, TensorType 
   return v;
 }
 
+namespace {
+thread_local std::string t_context_scope;
+}  // namespace
+
+const std::string& context_scope() { return t_context_scope; }
+void set_context_scope(std::string context_name) { t_context_scope = std::move(context_name); }
+
 ApplyPtr Apply::make(std::shared_ptr<const Op> op, std::vector<VarPtr> inputs, std::vector<TensorType> output_types) {
   for (auto& in : inputs)
     if (!in) throw InternalError(op->display() + ": null input");
+  // Inside a context scope every new node's outputs are pinned to it; a Transfer's output
+  // stays on the context it moves the value to.
+  if (!t_context_scope.empty() && op->kind() != OpKind::Transfer)
+    for (TensorType& t : output_types) t.context = t_context_scope;
   ApplyPtr node(new Apply());
   node->op_ = std::move(op);
   node->inputs_ = std::move(inputs);

@@ -115,6 +115,11 @@ class Apply : public std::enable_shared_from_this<Apply> {
   std::vector<std::unique_ptr<Variable>> outputs_;
 };
 
+/// The context a scope pins the outputs of new nodes to on this thread ("" = none); set and
+/// restored by theon::ContextScope (api). Apply::make reads it; a Transfer keeps its target.
+const std::string& context_scope();
+void set_context_scope(std::string context_name);
+
 /// The single output of a one-output node (the common case for builders).
 VarPtr make_output(std::shared_ptr<const Op> op, std::vector<VarPtr> inputs, TensorType type);
 

@@ -1,8 +1,16 @@
 #include "runtime/contexts.hpp"
 
+#include "runtime/devices.hpp"
+
+#include <theon/config.hpp>
 #include <theon/error.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <mutex>
 #include <optional>
 
 namespace theon::runtime {
@@ -64,10 +72,134 @@ Context ContextMap::resolve(const std::string& name) const {
   for (const Context& c : mappings_)
     if (c.name == name) return c;
   if (const std::optional<Device> device = device_named(name)) return {name, *device};
+  throw ValueError("context '" + name + "' is not defined; the contexts are " + known_names());
+}
+
+std::string ContextMap::known_names() const {
   std::string known;
   for (const Context& c : mappings_) known += c.name + " (" + c.device.str() + "), ";
-  throw ValueError("context '" + name + "' is not defined; the contexts are " + known +
-                   "and each device by its name: cpu, cuda0, cuda1, ...");
+  return known + "and each device by its name: cpu, cuda0, cuda1, ...";
 }
+
+namespace {
+
+struct BudgetEntry {
+  std::string entry;  // as written, for messages
+  std::string name;
+  int threads;
+};
+
+[[noreturn]] void reject_budget(const std::string& spec, const std::string& entry, const std::string& why) {
+  throw ConfigError("context_threads: '" + entry + "' " + why + " (in context_threads='" + spec +
+                    "': name=threads entries separated by ';', e.g. dev0=1;dev1=1)");
+}
+
+std::vector<BudgetEntry> parse_budgets(const std::string& spec) {
+  std::vector<BudgetEntry> entries;
+  if (trimmed(spec).empty()) return entries;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(spec.find(';', begin), spec.size());
+    const std::string entry = spec.substr(begin, end - begin);
+    const size_t eq = entry.find('=');
+    if (trimmed(entry).empty()) reject_budget(spec, entry, "is an empty entry (a ';' too many)");
+    if (eq == std::string::npos) reject_budget(spec, entry, "is not of the form name=threads");
+    const std::string name = trimmed(entry.substr(0, eq));
+    const std::string count = trimmed(entry.substr(eq + 1));
+    if (name.empty()) reject_budget(spec, entry, "has no context name before '='");
+    const bool digits = !count.empty() && count.size() <= 6 &&
+                        std::all_of(count.begin(), count.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!digits || std::stoi(count) < 1)
+      reject_budget(spec, entry, "gives '" + count + "' threads: a whole number from 1 is expected");
+    for (const BudgetEntry& earlier : entries)
+      if (earlier.name == name) reject_budget(spec, entry, "gives '" + name + "' a budget again");
+    entries.push_back({entry, name, std::stoi(count)});
+    if (end == spec.size()) break;
+    begin = end + 1;
+  }
+  return entries;
+}
+
+int online_cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
+
+}  // namespace
+
+void ContextMap::set_thread_budgets(const std::string& spec) {
+  std::map<std::string, int> budgets;
+  for (const BudgetEntry& e : parse_budgets(spec)) {
+    try {
+      resolve(e.name);
+    } catch (const ValueError&) {
+      reject_budget(spec, e.entry, "names no context; the contexts are " + known_names());
+    }
+    budgets[e.name] = e.threads;
+  }
+  thread_budgets_ = std::move(budgets);
+}
+
+int ContextMap::threads(const std::string& name, int cpu_contexts) const {
+  if (const auto it = thread_budgets_.find(name); it != thread_budgets_.end()) return it->second;
+  return std::max(1, online_cores() / std::max(1, cpu_contexts));
+}
+
+namespace {
+
+// A cudaN the map names must exist: asked of the device registry (which opens the CUDA
+// library: resolution happens at first use, never at import).
+void check_devices_exist(const ContextMap& map, const std::string& spec) {
+  for (const Context& c : map.mappings()) {
+    if (c.device.is_cpu()) continue;
+    try {
+      device_info(c.device);
+    } catch (const DeviceError& e) {
+      const size_t cuda_devices = devices().size() - 1;
+      throw ConfigError("contexts: '" + c.name + "->" + c.device.str() + "' maps to " + c.device.str() +
+                        ", but there " + (cuda_devices == 1 ? "is 1 CUDA device" : "are " + std::to_string(cuda_devices) +
+                        " CUDA devices") + " (in contexts='" + spec + "'): " + e.what());
+    }
+  }
+}
+
+void print_mappings(const ContextMap& map) {
+  for (const Context& c : map.mappings())
+    std::cerr << "Mapped name " << c.name << " to device " << device_info(c.device).describe() << "\n";
+  std::cerr.flush();
+}
+
+struct ActiveMap {
+  std::mutex mutex;
+  bool resolved = false;
+  std::string contexts_text, threads_text;
+  std::shared_ptr<const ContextMap> map = std::make_shared<const ContextMap>();
+};
+
+ActiveMap& active_map() {
+  static ActiveMap* instance = new ActiveMap();  // never destroyed: used from any thread at exit
+  return *instance;
+}
+
+}  // namespace
+
+std::shared_ptr<const ContextMap> active_contexts() {
+  const Config& c = config();
+  const std::string contexts_text = c.contexts, threads_text = c.context_threads;
+  const bool print = c.print_active_device;
+  ActiveMap& active = active_map();
+  std::lock_guard<std::mutex> lock(active.mutex);
+  if (active.resolved && active.contexts_text == contexts_text && active.threads_text == threads_text)
+    return active.map;
+  const bool new_mappings = !active.resolved || active.contexts_text != contexts_text;
+  auto map = std::make_shared<ContextMap>(ContextMap::parse(contexts_text));
+  map->set_thread_budgets(threads_text);
+  check_devices_exist(*map, contexts_text);
+  if (print && new_mappings) print_mappings(*map);
+  active.contexts_text = contexts_text;
+  active.threads_text = threads_text;
+  active.map = std::move(map);
+  active.resolved = true;
+  return active.map;
+}
+
+Context resolve_context(const std::string& name) { return active_contexts()->resolve(name); }
 
 }  // namespace theon::runtime

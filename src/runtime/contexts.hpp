@@ -6,10 +6,14 @@
 //   map.resolve("cuda0");  // {"cuda0", cuda0}: a device's own context
 //
 // The map is syntax only: whether a named device exists is asked of runtime::device_info
-// when the context is used, so parsing loads no device library.
+// when the context is used, so parsing loads no device library. The map of the process is
+// active_contexts(): config().contexts resolved where it is first used (a function's
+// compile, shared(target=), transfer(name), a context scope), not at import.
 #pragma once
 #include <theon/device.hpp>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,9 +40,31 @@ class ContextMap {
   Context resolve(const std::string& name) const;
   /// The user's entries, in the order the map gave them.
   const std::vector<Context>& mappings() const { return mappings_; }
+  /// "dev0 (cuda0), host (cpu), " and the devices' own names: the known contexts, for messages.
+  std::string known_names() const;
+
+  /// Sets the thread budgets from `context_threads` text: `name=N` entries separated by ';'
+  /// (N >= 1; a name is one of this map's or a device's; spaces ignored). A ConfigError
+  /// quoting the entry otherwise.
+  void set_thread_budgets(const std::string& spec);
+  /// The OpenMP threads a cpu context `name` runs with while `cpu_contexts` cpu contexts run
+  /// at once: its `context_threads` entry, else max(1, online cores / cpu_contexts).
+  int threads(const std::string& name, int cpu_contexts) const;
 
  private:
   std::vector<Context> mappings_;
+  std::map<std::string, int> thread_budgets_;
 };
+
+/// The process's context map: config().contexts and config().context_threads, parsed, with
+/// every cudaN it names checked to exist (a ConfigError quoting the mapping and the number of
+/// CUDA devices otherwise) and, with config().print_active_device, each mapping printed to
+/// stderr ("Mapped name dev0 to device cuda0: <name> (<PCI bus id>)"). Resolved on first use
+/// and again whenever either option's text changes (a map already resolved is not printed
+/// again); a rejected text is rejected again at each use. Thread-safe; the map returned stays
+/// valid while held.
+std::shared_ptr<const ContextMap> active_contexts();
+/// active_contexts()->resolve(name).
+Context resolve_context(const std::string& name);
 
 }  // namespace theon::runtime

@@ -54,6 +54,7 @@ foreach(cfg IN LISTS _sim_configs)
   if(_sim_python)
     add_test(NAME gpu-sim.${name}.python
       COMMAND ${_sim_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/tests/python/test_cuda.py
+              ${PROJECT_SOURCE_DIR}/tests/python/test_contexts.py
       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(gpu-sim.${name}.python PROPERTIES
       ENVIRONMENT "${env};THEON_FLAGS=${flags};THEANO_FLAGS=;THEON_PYTHONPATH=${CMAKE_BINARY_DIR}/python")

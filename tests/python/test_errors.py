@@ -80,8 +80,6 @@ def test_config_error_is_value_error():
 
 def test_not_implemented():
     with pytest.raises(NotImplementedError):
-        T.fmatrix().transfer("dev0")
-    with pytest.raises(NotImplementedError):
         T.nnet.conv2d(T.tensor4(), T.tensor4(), unshared=True)
     with pytest.raises(NotImplementedError):
         T.dvector()[T.dvector() > 0]

@@ -137,13 +137,6 @@ def test_shared_values():
         theon.shared(T.dvector())
 
 
-def test_transfer_not_available():
-    x = T.fmatrix()
-    for v in (x, theon.shared(np.ones(2, dtype=np.float32))):
-        with pytest.raises(NotImplementedError, match="not available yet: contexts land with the multi-GPU work"):
-            v.transfer("dev0")
-
-
 def test_profile_not_available():
     x = T.dvector()
     with pytest.raises(NotImplementedError, match="not available yet"):

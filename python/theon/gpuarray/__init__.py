@@ -11,6 +11,8 @@ Theon does not use pygpu; the GPU op modules of Theano's back-end (``theano.gpua
 """
 from .._device import cuda_status
 from ..configparser import config
+from . import type  # noqa: A004  (theano.gpuarray.type, as in Theano)
+from .type import ContextNotDefined, get_context, list_contexts
 
 
 def use(device, force=False, default_to_move_computation_to_gpu=True, move_shared_to_gpu=True,

@@ -410,6 +410,7 @@ def fill(model, value):
 
 # ---- tutorial names: plural constructors, arange, round, products ---------------------
 from .._variable import Variable  # noqa: E402  (Theano: theano.tensor.Variable is gof.Variable)
+from .._contexts import transfer  # noqa: E402,F401  (theano.tensor.transfer(var, target))
 
 
 def _multi(make, name):

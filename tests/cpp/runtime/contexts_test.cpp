@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+
 namespace theon::runtime {
 namespace {
 
@@ -78,6 +82,24 @@ TEST(RuntimeContexts, AnUnknownNameIsAnErrorListingTheKnownNames) {
     EXPECT_NE(e.find("dev0 (cuda0), host (cpu)"), std::string::npos) << e;
     EXPECT_NE(e.find("cpu, cuda0, cuda1"), std::string::npos) << e;
   }
+}
+
+// context_threads: budgets per context name, defaulting to the cores shared out.
+TEST(RuntimeContexts, ThreadBudgetsPerContext) {
+  ContextMap map = ContextMap::parse("a->cpu;b->cpu;g->cuda0");
+  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(map.threads("a", 2), std::max(1, cores / 2));
+  map.set_thread_budgets("a=2; cpu = 5");
+  EXPECT_EQ(map.threads("a", 2), 2);
+  EXPECT_EQ(map.threads("cpu", 2), 5);  // a device's own context may have one too
+  EXPECT_EQ(map.threads("b", 3), std::max(1, cores / 3));
+  map.set_thread_budgets("");  // no entries: the defaults again
+  EXPECT_EQ(map.threads("a", 1), cores);
+  for (const char* bad : {"a", "a=0", "a=1.5", "a=9999999", "x=1", "a=1;;b=1", "a=1;a=1"}) {
+    const std::string e = error_of<ConfigError>([&] { map.set_thread_budgets(bad); });
+    EXPECT_NE(e.find(std::string("context_threads='") + bad + "'"), std::string::npos) << bad << ": " << e;
+  }
+  EXPECT_EQ(map.threads("a", 1), cores);  // a rejected text changes nothing
 }
 
 }  // namespace
