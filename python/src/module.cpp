@@ -17,4 +17,5 @@ NB_MODULE(_core, m) {
   theon::py::init_random(m);
   theon::py::init_graph(m);
   theon::py::init_pool(m);
+  theon::py::init_serialize(m);
 }

@@ -399,6 +399,14 @@ class TensorVariable(Variable):
     def __hash__(self):
         return hash(self._v.id())
 
+    def __reduce__(self):  # pickle.dump: theon/_pickle.py
+        from ._pickle import reduce_variable
+        return reduce_variable(self)
+
+    def __setstate__(self, state):  # pickle.load
+        from ._pickle import set_state
+        set_state(self, state)
+
     def __bool__(self):
         # As in Theano: a variable is true (`if not W:` tests that W was given), except the result
         # of <, <=, > or >=, which raises so that `a < b < c` (Python's (a < b) and (b < c),
