@@ -492,8 +492,7 @@ class TensorVariable(Variable):
 
     def __repr__(self):
         # Theano's: with config.print_test_value, the test value follows on a second line.
-        from .configparser import _PYTHON_OPTIONS
-        if _PYTHON_OPTIONS["print_test_value"]:
+        if _core.config.get("print_test_value"):
             tag = self.__dict__.get("tag")
             if tag is not None and "test_value" in tag.__dict__:
                 return f"{self}\n{tag.test_value!r}"

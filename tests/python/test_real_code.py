@@ -377,6 +377,21 @@ def test_print_test_value_debug_faq():
         theano.config.print_test_value = False
 
 
+def test_print_test_value_from_theano_flags():
+    # The debug FAQ's option set as its readers set options: in THEANO_FLAGS.
+    import os
+    import subprocess
+    import sys
+    from conftest import THEON_PATH
+    script = ("import theon as theano, theon.tensor as T\n"
+              "x = T.scalar('x'); x.tag.test_value = 42\n"
+              "print(theano.config.print_test_value); print(repr(x))")
+    env = dict(os.environ, PYTHONPATH=THEON_PATH, THEANO_FLAGS="print_test_value=True,floatX=float64")
+    env.pop("THEON_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == ["True", "x", "array(42.)"], out.stdout + out.stderr
+
+
 def test_nodes_that_run_on_a_gpu_have_theanos_gpu_names():
     # What f.maker.fgraph.toposort() makes of a node the C++ side placed on cuda0 (no GPU here).
     from theon.compile import _op
