@@ -254,9 +254,6 @@ def _checked_test_value(var, value):
     return a
 
 
-# The shared variables given a default_update, by graph variable: kept alive with their updates.
-_DEFAULT_UPDATES = {}
-
 _MISSING = object()
 _computing_test_value = False
 
@@ -766,10 +763,10 @@ class SharedVariable(TensorVariable):
 
     ``default_update`` (Theano's): an expression function() uses as the variable's update when
     the function's graph reads the variable and neither ``updates`` names it nor
-    ``no_default_updates`` skips it. The variable and its update are kept alive until
-    ``del var.default_update`` (Lasagne sets it on a clone it then drops, leaving it in the
-    graph; the update's graph reads the variable, a cycle Theano's garbage collector frees and
-    Theon keeps)."""
+    ``no_default_updates`` skips it. It applies for as long as the variable lives in a graph,
+    also after this Python object is gone (Lasagne sets it on a clone it then drops, leaving it
+    in the graph), and does not keep the variable alive (the core keeps the update over a
+    placeholder: include/theon/default_update.hpp)."""
 
     def __init__(self, v):
         if self.__dict__.get("_v") is not None:
@@ -793,16 +790,12 @@ class SharedVariable(TensorVariable):
     def default_update(self, value):
         u = as_tensor_variable(value)
         _core.set_default_update(self._v, u._v)
-        # The core holds the update weakly (its graph reads this variable): this keeps it, and
-        # this wrapper, alive while a graph may still read the variable.
-        self.__dict__["_default_update"] = u
-        _DEFAULT_UPDATES[self._v.id()] = self
+        self.__dict__["_default_update"] = u  # the variable given, for the getter
 
     @default_update.deleter
     def default_update(self):
         _core.set_default_update(self._v, None)
         self.__dict__.pop("_default_update", None)
-        _DEFAULT_UPDATES.pop(self._v.id(), None)
 
     def clone(self):
         """A new shared variable over the same value (Theano's SharedVariable.clone shares the

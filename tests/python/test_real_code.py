@@ -195,6 +195,29 @@ def test_default_update_attribute():
     assert isinstance(state.default_update, T.TensorVariable)
 
 
+def test_a_default_update_does_not_keep_its_variable_alive():
+    # A model built and dropped in a loop (Lasagne's batch norm layers) is freed: the update's
+    # graph reads the variable, and nothing holds the pair once the program drops both.
+    import gc
+    import weakref
+    x = T.dvector("x")
+    s = theano.shared(np.zeros(3), name="running_mean")
+    s.default_update = 0.5 * s + 0.5 * x
+    gone = weakref.ref(s)
+    del s
+    gc.collect()
+    assert gone() is None
+    # Dropping the Python object while a graph still reads the variable keeps the update.
+    s = theano.shared(np.zeros(3), name="m")
+    s.default_update = s + x
+    out = s * 2.0
+    del s
+    gc.collect()
+    theano.function([x], out)(np.ones(3))
+    (s,) = [v for v in theano.gof.graph.inputs([out]) if isinstance(v, theano.SharedVariable)]
+    np.testing.assert_array_equal(s.get_value(), np.ones(3))
+
+
 # ---- op classes: isinstance(node.op, T.Elemwise), Gemv in compiled graphs ----
 
 def test_op_classes_of_symbolic_nodes():
