@@ -118,6 +118,9 @@ def reduce_variable(var):
 
 def reduce_function(f):
     """Function.__reduce__: the arguments it was compiled from; loading compiles it again."""
+    if f._build is None:
+        from .errors import TheonTypeError
+        raise TheonTypeError(f"cannot pickle function '{f.name}': it was not made by theon.function()")
     build = dict(f._build)
     build["name"] = f.name
     return (_load_function, (build,), {"trust_input": f.trust_input})
