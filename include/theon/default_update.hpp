@@ -9,10 +9,12 @@
 namespace theon {
 
 /// Sets the default update of `s` (nullopt removes it). The update must have s's dtype and rank
-/// (TypeError otherwise). It is held weakly, as a random state's next state is (the update's
-/// graph reads `s`): the caller keeps `update` alive for as long as it is to apply.
+/// (TypeError otherwise). It applies for as long as `s` lives, and does not keep `s` alive (the
+/// update's graph reads `s`: it is kept over a placeholder that function() replaces by `s`).
 void set_default_update(const SharedVar& s, const std::optional<Var>& update);
-/// The default update of `s`, or nullopt (none set, or no longer alive).
+/// The default update of `s`, or nullopt: the update given while the caller's copy lives, else
+/// the same graph rebuilt over `s`. A random state's next state is held by its draw's node
+/// (nullopt once nothing holds the draw).
 std::optional<Var> default_update(const SharedVar& s);
 
 }  // namespace theon

@@ -27,6 +27,7 @@ void init_random(nb::module_& m);
 void init_graph(nb::module_& m);
 void init_pool(nb::module_& m);
 void init_contexts(nb::module_& m);
+void init_serialize(nb::module_& m);
 /// Convolution builders (conv.cpp), added to the `tensor` submodule.
 void init_conv(nb::module_& m);
 

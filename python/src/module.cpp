@@ -18,4 +18,5 @@ NB_MODULE(_core, m) {
   theon::py::init_graph(m);
   theon::py::init_pool(m);
   theon::py::init_contexts(m);
+  theon::py::init_serialize(m);
 }

@@ -254,9 +254,6 @@ def _checked_test_value(var, value):
     return a
 
 
-# The shared variables given a default_update, by graph variable: kept alive with their updates.
-_DEFAULT_UPDATES = {}
-
 _MISSING = object()
 _computing_test_value = False
 
@@ -399,6 +396,14 @@ class TensorVariable(Variable):
     def __hash__(self):
         return hash(self._v.id())
 
+    def __reduce__(self):  # pickle.dump: theon/_pickle.py
+        from ._pickle import reduce_variable
+        return reduce_variable(self)
+
+    def __setstate__(self, state):  # pickle.load
+        from ._pickle import set_state
+        set_state(self, state)
+
     def __bool__(self):
         # As in Theano: a variable is true (`if not W:` tests that W was given), except the result
         # of <, <=, > or >=, which raises so that `a < b < c` (Python's (a < b) and (b < c),
@@ -484,8 +489,7 @@ class TensorVariable(Variable):
 
     def __repr__(self):
         # Theano's: with config.print_test_value, the test value follows on a second line.
-        from .configparser import _PYTHON_OPTIONS
-        if _PYTHON_OPTIONS["print_test_value"]:
+        if _core.config.get("print_test_value"):
             tag = self.__dict__.get("tag")
             if tag is not None and "test_value" in tag.__dict__:
                 return f"{self}\n{tag.test_value!r}"
@@ -762,10 +766,10 @@ class SharedVariable(TensorVariable):
 
     ``default_update`` (Theano's): an expression function() uses as the variable's update when
     the function's graph reads the variable and neither ``updates`` names it nor
-    ``no_default_updates`` skips it. The variable and its update are kept alive until
-    ``del var.default_update`` (Lasagne sets it on a clone it then drops, leaving it in the
-    graph; the update's graph reads the variable, a cycle Theano's garbage collector frees and
-    Theon keeps)."""
+    ``no_default_updates`` skips it. It applies for as long as the variable lives in a graph,
+    also after this Python object is gone (Lasagne sets it on a clone it then drops, leaving it
+    in the graph), and does not keep the variable alive (the core keeps the update over a
+    placeholder: include/theon/default_update.hpp)."""
 
     def __init__(self, v):
         if self.__dict__.get("_v") is not None:
@@ -789,16 +793,12 @@ class SharedVariable(TensorVariable):
     def default_update(self, value):
         u = as_tensor_variable(value)
         _core.set_default_update(self._v, u._v)
-        # The core holds the update weakly (its graph reads this variable): this keeps it, and
-        # this wrapper, alive while a graph may still read the variable.
-        self.__dict__["_default_update"] = u
-        _DEFAULT_UPDATES[self._v.id()] = self
+        self.__dict__["_default_update"] = u  # the variable given, for the getter
 
     @default_update.deleter
     def default_update(self):
         _core.set_default_update(self._v, None)
         self.__dict__.pop("_default_update", None)
-        _DEFAULT_UPDATES.pop(self._v.id(), None)
 
     def clone(self):
         """A new shared variable over the same value (Theano's SharedVariable.clone shares the

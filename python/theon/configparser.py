@@ -31,9 +31,10 @@ _THEANO_WARN_DEFAULTS = {
     "inc_set_subtensor1": False, "round": True,
 }
 
-# Theano options that only the Python package acts on, kept here: name -> value (Theano's
-# default to start). print_test_value: repr(var) adds var's test value (TensorVariable.__repr__).
-_PYTHON_OPTIONS = {"print_test_value": False}
+# Theano options that only the Python package acts on and THEANO_FLAGS cannot set, kept here:
+# name -> value (Theano's default to start). None now: print_test_value, which repr(var) reads
+# (TensorVariable.__repr__), is a row of include/theon/options.def.
+_PYTHON_OPTIONS = {}
 
 
 def _python_option(key, value):

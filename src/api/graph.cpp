@@ -4,6 +4,7 @@
 #include <theon/graph.hpp>
 
 #include "api/apply_info.hpp"
+#include "graph/default_updates.hpp"
 #include "graph/node.hpp"
 #include "graph/op.hpp"
 #include "ops/blas.hpp"
@@ -160,6 +161,7 @@ void set_default_update(const SharedVar& s, const std::optional<Var>& update) {
     throw TypeError("default_update: '" + t->label() + "' is not a shared variable (only a shared variable has one)");
   if (!update) {
     t->default_update.reset();
+    graph::set_default_update_template(t, std::nullopt);
     return;
   }
   const VarPtr& u = need(*update, "set_default_update: the update");
@@ -168,13 +170,19 @@ void set_default_update(const SharedVar& s, const std::optional<Var>& update) {
     throw TypeError("default_update of '" + t->label() + "' (" + t->type.str() + "): the update has type " +
                     u->type.str() + "; an update must keep the shared variable's dtype and rank (cast it)");
   t->default_update = u;
+  // Kept for as long as s lives, over a placeholder instead of s (graph/default_updates.hpp):
+  // the update's graph reads s, and s holding it would be a cycle that nothing frees.
+  const VarPtr placeholder = graph::Variable::make_input(t->type, t->name);
+  const Var over_placeholder = clone({*update}, {{s, Var(placeholder)}})[0];
+  graph::set_default_update_template(t, graph::DefaultUpdateTemplate{over_placeholder.node(), placeholder});
 }
 
 std::optional<Var> default_update(const SharedVar& s) {
   const VarPtr& t = need(s, "default_update");
-  VarPtr u = t->default_update.lock();
-  if (!u) return std::nullopt;
-  return as_user_var(u);
+  if (VarPtr u = t->default_update.lock()) return as_user_var(u);  // the update the caller made
+  const std::optional<graph::DefaultUpdateTemplate> kept = graph::default_update_template(*t);
+  if (!kept) return std::nullopt;
+  return clone({Var(kept->update)}, {{Var(kept->placeholder), s}})[0];
 }
 
 std::vector<Var> clone(const std::vector<Var>& outputs, const std::vector<std::pair<Var, Var>>& replace, bool strict,

@@ -2,6 +2,7 @@
 
 #include "exec/shared_commits.hpp"
 
+#include "graph/default_updates.hpp"
 #include "graph/print.hpp"
 #include "runtime/observer.hpp"
 #include "util/device_ops.hpp"
@@ -183,7 +184,15 @@ void FunctionImpl::add_default_updates(const FunctionOptions& options,
     if (v->owner)
       for (const auto& in : v->owner->inputs()) stack.push_back(in);
     if (v->kind != graph::VarKind::Shared || updated.count(v->storage.get())) continue;
-    const graph::VarPtr update = v->default_update.lock();
+    graph::VarPtr update = v->default_update.lock();
+    if (!update) {
+      // The user's update is gone but kept over a placeholder (graph/default_updates.hpp): v
+      // goes back in as a given.
+      if (const std::optional<graph::DefaultUpdateTemplate> kept = graph::default_update_template(*v)) {
+        update = kept->update;
+        givens_.push_back({kept->placeholder, v});
+      }
+    }
     if (!update) continue;
     updated.insert(v->storage.get());
     add_update(v, update);

@@ -158,6 +158,40 @@ std::vector<VarPtr> DimShuffle::L_op(const Apply& node, const std::vector<VarPtr
 
 namespace theon::ops {
 
-THEON_NOT_REBUILDABLE(DimShuffle, "a DimShuffle's input rank is not among its props (dropped dims)")
+// Props: the pattern "(x,1,0)" and, not printed (dropped dims do not show), "input_ndim"
+// (rebuild_props adds it).
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::DimShuffle>(PropReader& p) {
+  const std::string text = p.text("");
+  const std::optional<int64_t> ndim = p.integer_or_none("input_ndim");
+  if (!ndim)
+    p.not_rebuildable("a DimShuffle's input rank is not among its printed props (rebuild_props adds it as input_ndim)");
+  constexpr int64_t kMaxRank = 64;
+  if (*ndim < 0 || *ndim > kMaxRank) p.fail("input_ndim " + std::to_string(*ndim) + " is not a rank");
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') p.fail("not a pattern: '" + text + "'");
+  std::vector<int> pattern;
+  std::vector<bool> seen(static_cast<size_t>(*ndim), false);
+  const std::string_view body = std::string_view(text).substr(1, text.size() - 2);
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t comma = body.find(',', start);
+    if (comma == std::string_view::npos) comma = body.size();
+    const std::string_view item = body.substr(start, comma - start);
+    if (item == "x") {
+      pattern.push_back(-1);
+    } else {
+      int d = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+      if (ec != std::errc() || end != item.data() + item.size() || d < 0 || d >= *ndim || seen[d])
+        p.fail("pattern '" + text + "': '" + std::string(item) + "' is not a new dim of an input of rank " +
+               std::to_string(*ndim));
+      seen[d] = true;
+      pattern.push_back(d);
+    }
+    if (pattern.size() > static_cast<size_t>(kMaxRank)) p.fail("pattern '" + text + "' has too many dims");
+    start = comma + 1;
+  }
+  return std::make_shared<const DimShuffle>(static_cast<int>(*ndim), std::move(pattern));
+}
 
 }  // namespace theon::ops

@@ -195,6 +195,39 @@ graph::Cost Elemwise::cost(const Apply& node, const std::vector<Shape>& input_sh
 
 namespace theon::ops {
 
-THEON_NOT_REBUILDABLE(Elemwise, "the output dtype of a non-cast Elemwise is not among its props")
+// Props: the scalar op's name, a Cast's dtype, "inplace(k)"; a non-cast op's output dtype
+// (promotion decides it, so it is not printed) comes as "out_dtype" (rebuild_props).
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Elemwise>(PropReader& p) {
+  const std::string name = p.text("");
+  ScalarOpId scalar{};
+  try {
+    scalar = scalar_op_by_name(name);
+  } catch (const ValueError& e) {
+    p.fail(e.what());
+  }
+  DType out{};
+  if (scalar == ScalarOpId::Cast) {
+    out = p.dtype("");
+  } else {
+    const std::optional<DType> given = p.dtype_or_none("out_dtype");
+    if (!given)
+      p.not_rebuildable("the output dtype of a non-cast Elemwise is not among its printed props (rebuild_props "
+                        "adds it as out_dtype)");
+    out = *given;
+  }
+  int inplace = -1;
+  const std::string destroys = p.text("", "");
+  if (!destroys.empty()) {
+    const std::string head = "inplace(";
+    char* end = nullptr;
+    const long k = destroys.rfind(head, 0) == 0 ? std::strtol(destroys.c_str() + head.size(), &end, 10) : -1;
+    const int arity = scalar_op_info(scalar).arity;
+    if (k < 0 || end == nullptr || std::string_view(end) != ")" || (arity > 0 && k >= arity))
+      p.fail("expected inplace(k) with k an input of " + name + ", got '" + destroys + "'");
+    inplace = static_cast<int>(k);
+  }
+  return std::make_shared<const Elemwise>(scalar, out, inplace);
+}
 
 }  // namespace theon::ops

@@ -7,6 +7,7 @@
 #include "graph/op.hpp"
 #include "ops/subtensor.hpp"
 
+#include <theon/dtype.hpp>
 #include <theon/error.hpp>
 
 #include <charconv>
@@ -90,6 +91,14 @@ class PropReader {
       fail(e.what());
     }
   }
+  /// A dtype name ("float32").
+  DType dtype(const std::string& key) { return dtype_of(key, text(key)); }
+  /// A dtype name, or nullopt when the prop is absent.
+  std::optional<DType> dtype_or_none(const std::string& key) {
+    const std::string v = text(key, "");
+    if (v.empty()) return std::nullopt;
+    return dtype_of(key, v);
+  }
   bool flag(const std::string& key) { return text(key, "False") == "True"; }
   /// One of two words (an unnamed prop such as "set"/"inc"): true for `yes`.
   bool word(const std::string& yes, const std::string& no) {
@@ -103,16 +112,22 @@ class PropReader {
       if (!used_[i]) fail("unexpected prop '" + props_[i].first + "=" + props_[i].second + "'");
     return op;
   }
-
- private:
+  /// ValueError "make_op(<kind>): <what>" (a prop the kind cannot take).
   [[noreturn]] void fail(const std::string& what) const {
     throw ValueError("make_op(" + std::string(graph::kind_name(kind_)) + "): " + what);
   }
-
- public:
   /// For kinds whose props do not describe the op: NotImplementedError saying what they lack.
   [[noreturn]] void not_rebuildable(const std::string& why) const {
     throw NotImplementedError("make_op(" + std::string(graph::kind_name(kind_)) + "): " + why);
+  }
+
+ private:
+  DType dtype_of(const std::string& key, const std::string& v) {
+    try {
+      return parse_dtype(v);
+    } catch (const TypeError& e) {
+      fail("prop '" + key + "': " + e.what());
+    }
   }
   graph::OpKind kind_;
   const graph::OpProps& props_;
@@ -142,8 +157,14 @@ std::shared_ptr<const graph::Op> op_from_props(PropReader& props);
     return std::make_shared<const Class>();                                        \
   }
 
-/// The op of `kind` with `props` (as Op::props() prints them). Throws ValueError for props the
-/// kind does not take or cannot read, NotImplementedError for a kind not rebuildable from props.
+/// The op of `kind` with `props` (as Op::props() prints them, or as rebuild_props gives them).
+/// Throws ValueError for props the kind does not take or cannot read, NotImplementedError for
+/// a kind not rebuildable from props.
 std::shared_ptr<const graph::Op> make_op(graph::OpKind kind, const graph::OpProps& props);
+
+/// The props make_op rebuilds `op` from (what serialization records): props(), and for the
+/// kinds whose printed props leave part of the op out, that part under its own key: a
+/// non-cast Elemwise's "out_dtype", a Reduce's "dtype", a DimShuffle's "input_ndim".
+graph::OpProps rebuild_props(const graph::Op& op);
 
 }  // namespace theon::ops

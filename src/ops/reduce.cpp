@@ -184,14 +184,39 @@ std::vector<VarPtr> Reduce::L_op(const Apply& node, const std::vector<VarPtr>& o
 
 namespace theon::ops {
 
-THEON_NOT_REBUILDABLE(Sum, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Prod, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Max, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Min, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Any, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(All, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Mean, "a Reduce's result dtype is not among its props")
-THEON_NOT_REBUILDABLE(Count, "a Reduce's result dtype is not among its props")
+namespace {
+// Props: "axes" (sorted, distinct, non-negative) and, not printed, the result "dtype"
+// (rebuild_props adds it).
+std::shared_ptr<const graph::Op> reduce_from_props(ReduceKind kind, PropReader& p) {
+  const Shape axes = p.shape("axes");
+  const std::optional<DType> out = p.dtype_or_none("dtype");
+  if (!out)
+    p.not_rebuildable("a Reduce's result dtype is not among its printed props (rebuild_props adds it as dtype)");
+  std::vector<int> ax;
+  constexpr int64_t kMaxRank = 64;
+  for (const int64_t a : axes) {
+    if (a < 0 || a >= kMaxRank || (!ax.empty() && a <= ax.back()))
+      p.fail("axes must be distinct non-negative dims in increasing order, got " + shape_str(axes));
+    ax.push_back(static_cast<int>(a));
+  }
+  return std::make_shared<const Reduce>(kind, std::move(ax), *out);
+}
+}  // namespace
+
+#define THEON_REDUCE_FACTORY(Kind)                                                      \
+  template <>                                                                           \
+  std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Kind>(PropReader & p) { \
+    return reduce_from_props(ReduceKind::Kind, p);                                      \
+  }
+THEON_REDUCE_FACTORY(Sum)
+THEON_REDUCE_FACTORY(Prod)
+THEON_REDUCE_FACTORY(Max)
+THEON_REDUCE_FACTORY(Min)
+THEON_REDUCE_FACTORY(Any)
+THEON_REDUCE_FACTORY(All)
+THEON_REDUCE_FACTORY(Mean)
+THEON_REDUCE_FACTORY(Count)
+#undef THEON_REDUCE_FACTORY
 
 }  // namespace theon::ops
 

@@ -195,6 +195,29 @@ def test_default_update_attribute():
     assert isinstance(state.default_update, T.TensorVariable)
 
 
+def test_a_default_update_does_not_keep_its_variable_alive():
+    # A model built and dropped in a loop (Lasagne's batch norm layers) is freed: the update's
+    # graph reads the variable, and nothing holds the pair once the program drops both.
+    import gc
+    import weakref
+    x = T.dvector("x")
+    s = theano.shared(np.zeros(3), name="running_mean")
+    s.default_update = 0.5 * s + 0.5 * x
+    gone = weakref.ref(s)
+    del s
+    gc.collect()
+    assert gone() is None
+    # Dropping the Python object while a graph still reads the variable keeps the update.
+    s = theano.shared(np.zeros(3), name="m")
+    s.default_update = s + x
+    out = s * 2.0
+    del s
+    gc.collect()
+    theano.function([x], out)(np.ones(3))
+    (s,) = [v for v in theano.gof.graph.inputs([out]) if isinstance(v, theano.SharedVariable)]
+    np.testing.assert_array_equal(s.get_value(), np.ones(3))
+
+
 # ---- op classes: isinstance(node.op, T.Elemwise), Gemv in compiled graphs ----
 
 def test_op_classes_of_symbolic_nodes():
@@ -375,6 +398,21 @@ def test_print_test_value_debug_faq():
             theano.config.print_test_value = "maybe"
     finally:
         theano.config.print_test_value = False
+
+
+def test_print_test_value_from_theano_flags():
+    # The debug FAQ's option set as its readers set options: in THEANO_FLAGS.
+    import os
+    import subprocess
+    import sys
+    from conftest import THEON_PATH
+    script = ("import theon as theano, theon.tensor as T\n"
+              "x = T.scalar('x'); x.tag.test_value = 42\n"
+              "print(theano.config.print_test_value); print(repr(x))")
+    env = dict(os.environ, PYTHONPATH=THEON_PATH, THEANO_FLAGS="print_test_value=True,floatX=float64")
+    env.pop("THEON_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == ["True", "x", "array(42.)"], out.stdout + out.stderr
 
 
 def test_nodes_that_run_on_a_gpu_have_theanos_gpu_names():

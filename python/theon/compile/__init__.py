@@ -216,6 +216,10 @@ class Function:
             kw["updates"], kw["no_default_updates"], kw["on_unused_input"] = [], True, "ignore"
         return function(**kw)
 
+    def __reduce__(self):  # pickle.dump: saves what it was compiled from (theon/_pickle.py)
+        from .._pickle import reduce_function
+        return reduce_function(self)
+
     def explain(self):
         """Every node with its device, kernel and why it was placed there."""
         return self._fn.explain()

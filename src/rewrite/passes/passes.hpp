@@ -21,6 +21,11 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph);
 /// reduction also fuses with its elementwise producer (FusedReduce). Tags fast_run, fusion.
 bool fusion_pass(graph::FunctionGraph& fgraph, const Target& target = {});
 
+/// The shape (or size) of an expression read from an input of it where the op's shape rule
+/// says they agree (shape_of.cpp): shape(x * 2) -> shape(x), so the expression is not
+/// computed. Tags fast_run, fast_compile, shape_of.
+bool shape_of_pass(graph::FunctionGraph& fgraph);
+
 /// Local algebraic simplifications to a fixed point (canonicalize.cpp): x*1, x+0, x-0, x/1,
 /// neg(neg x), log(exp x), log(sigmoid) -> -softplus(-x),
 /// log(1 - sigmoid) -> -softplus, dimshuffle and reshape chains. Replacements keep exact types.

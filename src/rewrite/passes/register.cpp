@@ -1,6 +1,7 @@
 // The standard passes in one table: name, tags (modes are tag queries, see pipeline.hpp) and
 // position (passes run in increasing position). Why each runs where it does is at the top of
 // its file; in short: merge and constant_fold first (each value once, constants folded), then
+// shape_of (shapes read from inputs, so expressions only measured are not computed), then
 // the local rewrites (canonicalize, stabilize, specialize, conv_epilogue, gemm_epilogue) on plain nodes, then fusion (which hides
 // Elemwise nodes inside Composites; float16, required in every mode, just before it: float16
 // values computed in float32 between casts that fusion then fuses), then inplace on the final nodes, then merge again.
@@ -27,6 +28,7 @@ void register_standard_passes() {
         // {name, tags, position, run}
         {"merge", {"fast_run", "fast_compile", "merge"}, 0, any_target(merge_pass)},
         {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, any_target(constant_fold_pass)},
+        {"shape_of", {"fast_run", "fast_compile", "shape_of"}, 5, any_target(shape_of_pass)},
         {"canonicalize", {"fast_run", "canonicalize"}, 10, any_target(canonicalize_pass)},
         {"stabilize", {"fast_run", "fast_compile", "stabilize"}, 20, any_target(stabilize_pass)},
         {"specialize", {"fast_run", "specialize"}, 40, any_target(specialize_pass)},

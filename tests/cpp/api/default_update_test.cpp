@@ -41,14 +41,26 @@ TEST(DefaultUpdate, TypeMustMatchAndOnlySharedVariablesHaveOne) {
   EXPECT_FALSE(default_update(s).has_value());
 }
 
-TEST(DefaultUpdate, IsHeldWeakly) {
-  SharedVar s = shared(Array::from_vector<double>({0}), "s");
+TEST(DefaultUpdate, OutlivesTheCallersUpdateAndDoesNotKeepTheVariableAlive) {
+  std::weak_ptr<graph::Variable> alive;
   {
-    Var update = s + 1.0;
-    set_default_update(s, update);
+    SharedVar s = shared(Array::from_vector<double>({0}), "s");
+    alive = s.node();
+    Var x = tensor::scalar("x", DType::Float64);
+    {
+      Var update = s + x;
+      set_default_update(s, update);
+    }
+    // The caller's update is gone: the kept one still applies (Lasagne sets it on a clone it drops).
+    ASSERT_TRUE(default_update(s).has_value());
+    EXPECT_EQ(role(*default_update(s)), VarRole::Output);
+    Function f = function({x}, {s * 1.0});
+    f({Array::scalar(2.0, DType::Float64)});
+    f({Array::scalar(3.0, DType::Float64)});
+    EXPECT_EQ(s.get_value().to_vector<double>(), (std::vector<double>{5}));
   }
-  // The update's graph reads s: holding it strongly would be a cycle. The caller keeps it.
-  EXPECT_FALSE(default_update(s).has_value());
+  // The update's graph reads s, yet s is freed with its last user (no cycle through the update).
+  EXPECT_TRUE(alive.expired());
 }
 
 }  // namespace

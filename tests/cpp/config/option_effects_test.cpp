@@ -58,7 +58,7 @@ TEST_F(ConfigOptions, ModeSelectsTheRewrites) {
   EXPECT_EQ(count_op(none, "Elemwise{exp}"), 2u) << none.explain();
   config().set("mode", "fast_compile");
   Function fast_compile = g.compile();
-  EXPECT_EQ(passes_of(fast_compile), (Passes{"merge", "constant_fold", "stabilize", "float16", "merge_again"}));
+  EXPECT_EQ(passes_of(fast_compile), (Passes{"merge", "constant_fold", "shape_of", "stabilize", "float16", "merge_again"}));
   EXPECT_EQ(count_op(fast_compile, "Elemwise{exp}"), 1u) << fast_compile.explain();
   config().set("mode", "fast_run");
   const Passes fast_run = passes_of(g.compile());
@@ -84,10 +84,10 @@ TEST_F(ConfigOptions, OptimizerExcludingRemovesRewrites) {
   config().mode = "fast_compile";
   config().set("optimizer_excluding", "merge");
   Function f = g.compile();
-  EXPECT_EQ(passes_of(f), (Passes{"constant_fold", "stabilize", "float16"}));
+  EXPECT_EQ(passes_of(f), (Passes{"constant_fold", "shape_of", "stabilize", "float16"}));
   EXPECT_EQ(count_op(f, "Elemwise{exp}"), 2u) << f.explain();
   config().set("optimizer_excluding", "float16");  // required: cannot be excluded
-  EXPECT_EQ(passes_of(g.compile()), (Passes{"merge", "constant_fold", "stabilize", "float16", "merge_again"}));
+  EXPECT_EQ(passes_of(g.compile()), (Passes{"merge", "constant_fold", "shape_of", "stabilize", "float16", "merge_again"}));
 }
 
 // Theano's meaning: of the rewrites the mode (and including/excluding) selects, only those

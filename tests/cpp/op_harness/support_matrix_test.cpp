@@ -512,10 +512,10 @@ std::vector<std::string> check(const Matrix& m) {
         continue;
       }
       any_made = true;
-      // make_op (the kind's factory, beside its class) rebuilds the node's op from its props,
-      // or says why it cannot.
+      // make_op (the kind's factory, beside its class) rebuilds the node's op from its
+      // rebuild_props (what pickling records), or says why it cannot.
       try {
-        const std::shared_ptr<const graph::Op> again = ops::make_op(kind, e.node->op().props());
+        const std::shared_ptr<const graph::Op> again = ops::make_op(kind, ops::rebuild_props(e.node->op()));
         if (!again->equals(e.node->op()))
           fail(row, where + "make_op rebuilt " + again->display() + ", not " + e.node->op().display());
       } catch (const NotImplementedError&) {
