@@ -4,6 +4,8 @@
 
 #include <theon/error.hpp>
 
+#include <map>
+#include <mutex>
 #include <utility>
 
 namespace theon::runtime {
@@ -15,14 +17,30 @@ detail::DeviceOps& ops_for(Device device, const char* what) {
   return detail::require_device_ops(what);
 }
 
+// The process-wide table (device, context name) -> lane: the device's own context is lane 0
+// (the device's streams); every other name gets the next lane of its device when first seen,
+// kept for the process (a context's streams never change).
+int lane_of(const Context& context) {
+  if (context.name == context.device.str()) return 0;
+  static std::mutex mu;
+  static auto* lanes = new std::map<std::pair<int, std::string>, int>();  // never destroyed
+  static auto* next = new std::map<int, int>();                            // device -> lanes handed out
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, added] = lanes->try_emplace({context.device.index, context.name}, 0);
+  if (added) it->second = ++(*next)[context.device.index];
+  return it->second;
+}
+
+Stream stream_of_lane(Device device, StreamKind kind, int lane) {
+  if (device.is_cpu()) return {device, kind, nullptr};
+  return {device, kind, ops_for(device, "a device stream").stream_handle(device, kind, lane)};
+}
+
 }  // namespace
 
 const char* stream_kind_name(StreamKind kind) { return kind == StreamKind::Copy ? "copy" : "compute"; }
 
-Stream Stream::of(Device device, StreamKind kind) {
-  if (device.is_cpu()) return {device, kind, nullptr};
-  return {device, kind, ops_for(device, "a device stream").stream_handle(device, kind)};
-}
+Stream Stream::of(Device device, StreamKind kind) { return stream_of_lane(device, kind, 0); }
 
 void Stream::wait(const Event& event) const {
   if (!handle || !event.handle()) return;  // a CPU stream or a CPU event: the work is already done
@@ -37,7 +55,10 @@ void Stream::synchronize() const {
 }
 
 ContextStreams streams_of(const Context& context) {
-  return {Stream::of(context.device, StreamKind::Compute), Stream::of(context.device, StreamKind::Copy)};
+  if (context.device.is_cpu()) return {{context.device, StreamKind::Compute, nullptr}, {context.device, StreamKind::Copy, nullptr}};
+  device_info(context.device);  // a DeviceError naming the devices that exist, before a lane is handed out
+  const int lane = lane_of(context);
+  return {stream_of_lane(context.device, StreamKind::Compute, lane), stream_of_lane(context.device, StreamKind::Copy, lane)};
 }
 
 Event::Event(Device device) : device_(device) {
