@@ -19,7 +19,7 @@
 // contexts on one device run on different streams and are ordered only by the events the
 // executor places. On the CPU work is synchronous: streams have no handle, record and wait do
 // nothing and an event is always done. A CUDA device's streams and events come from the device
-// library (DeviceOps); streams live as long as the process.
+// library (runtime::DeviceStreams, device_streams.hpp); streams live as long as the process.
 //
 // The caching allocator reuses a freed block in its home stream's order (the stream it was
 // allocated for, DeviceOps::allocate_on; the device's own compute stream for allocate): a
@@ -29,11 +29,10 @@
 // one thread while another uses it.
 #pragma once
 #include "runtime/contexts.hpp"
-#include "util/device_ops.hpp"
+#include "runtime/device_streams.hpp"
 
 namespace theon::runtime {
 
-using detail::StreamKind;
 const char* stream_kind_name(StreamKind kind);  // "compute" or "copy"
 
 class Event;

@@ -1,8 +1,10 @@
-// DeviceOps: the memory operations of a device library, registered by it when it is
-// loaded (libtheon_cuda calls set_device_ops). Util-level code (Array::to_host, copies
-// between devices) reaches device memory only through this interface, so nothing below
-// the runtime layer depends on CUDA. The runtime layer's devices, streams and events
-// (src/runtime) reach the device through it too.
+// DeviceOps: the memory and copy operations of a device library, registered by it when it
+// is loaded (libtheon_cuda calls set_device_ops). Util-level code (Array::to_host, copies
+// between devices, the Transfer op) reaches device memory only through this interface, so
+// nothing below the runtime layer depends on CUDA. Streams appear here only as opaque
+// handles (void*, a cudaStream_t) that callers got from runtime::streams_of; the streams and
+// events themselves are the runtime layer's (runtime/device_streams.hpp, registered by the
+// same library).
 #pragma once
 #include <theon/array.hpp>
 #include <theon/device.hpp>
@@ -21,11 +23,6 @@ struct DeviceProperties {
   int compute_capability = 0; // major * 10 + minor (90 for sm_90)
   int multiprocessors = 0;
 };
-
-/// Each context has two streams: Compute (every kernel of the context; on the device's own
-/// context also the copies and frees DeviceOps issues without a stream) and Copy (transfers
-/// that may overlap the compute stream, ordered by events).
-enum class StreamKind : uint8_t { Compute, Copy };
 
 class DeviceOps {
  public:
@@ -94,24 +91,6 @@ class DeviceOps {
 
   /// Properties of an existing device of this library (DeviceError for another).
   virtual DeviceProperties properties(Device device) = 0;
-  /// A stream of the device, as an opaque handle (a cudaStream_t for CUDA), created on first
-  /// use; it lives as long as the process. Each `lane` of a device is a pair of streams (one
-  /// per kind): lane 0 is the device's own context's ("cuda0"), today's streams, on which
-  /// copy(), zero(), synchronize() and allocate() work; runtime::streams_of gives every other
-  /// context name mapped to the device a lane of its own (runtime/streams.cpp numbers them).
-  virtual void* stream_handle(Device device, StreamKind kind, int lane) = 0;
-  /// Events: opaque handles of `device`, taken from and given back to its pool of idle
-  /// events. An event never recorded counts as done.
-  virtual void* acquire_event(Device device) = 0;
-  virtual void release_event(Device device, void* event) = 0;
-  /// Captures the work issued so far to `stream` (a stream of the event's device).
-  virtual void record_event(void* event, void* stream) = 0;
-  /// Makes `stream` wait, on the device, for the event's last record; the host goes on.
-  virtual void stream_wait_event(void* stream, void* event) = 0;
-  /// The host waits for the event's last record.
-  virtual void synchronize_event(void* event) = 0;
-  /// Whether the work the event's last record captured has finished (never blocks).
-  virtual bool event_done(void* event) = 0;
 };
 
 /// The registered device library's operations, or nullptr when none is loaded.

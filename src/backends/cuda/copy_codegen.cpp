@@ -265,6 +265,7 @@ Array on_device(const Array& a, int device, cudaStream_t stream) {
     // as DeviceOps::copy does, on the devices' own streams, which `stream` then waits for.
     Array out = to_device(a, Device::cuda(device));
     rt.wait_for_stream(stream, rt.stream(device));
+    rt.record_use(*out.buffer(), stream);  // its home is the device's own stream; the kernel uses it on `stream`
     return out;
   }
   // A host array copied on `stream`, so the kernel reading it next on that stream finds it

@@ -167,6 +167,7 @@ __attribute__((visibility("default"))) int theon_cuda_probe(int* device_count, c
   }
   *device_count = n;
   theon::detail::set_device_ops(&CudaRuntime::instance());
+  theon::runtime::set_device_streams(&CudaRuntime::instance());
   return 1;
 }
 

@@ -57,22 +57,22 @@ cudaStream_t CudaRuntime::stream_once(int device, cudaStream_t& slot) {
   return slot;
 }
 
-cudaStream_t CudaRuntime::lane_stream_locked(int device, detail::StreamKind kind, int lane) {
+cudaStream_t CudaRuntime::lane_stream_locked(int device, runtime::StreamKind kind, int lane) {
   PerDevice& d = per_device(device);
   if (lane < 0 || lane > (1 << 20)) throw InternalError("CudaRuntime: stream lane " + std::to_string(lane) + " out of range");
   if (d.lanes.size() <= static_cast<size_t>(lane)) d.lanes.resize(static_cast<size_t>(lane) + 1);
   Lane& l = d.lanes[static_cast<size_t>(lane)];
-  return stream_once(device, kind == detail::StreamKind::Copy ? l.copy : l.compute);
+  return stream_once(device, kind == runtime::StreamKind::Copy ? l.copy : l.compute);
 }
 
-cudaStream_t CudaRuntime::lane_stream(int device, detail::StreamKind kind, int lane) {
+cudaStream_t CudaRuntime::lane_stream(int device, runtime::StreamKind kind, int lane) {
   std::lock_guard<std::mutex> lock(mu_);
   return lane_stream_locked(device, kind, lane);
 }
 
-cudaStream_t CudaRuntime::stream(int device) { return lane_stream(device, detail::StreamKind::Compute, 0); }
+cudaStream_t CudaRuntime::stream(int device) { return lane_stream(device, runtime::StreamKind::Compute, 0); }
 
-cudaStream_t CudaRuntime::copy_stream(int device) { return lane_stream(device, detail::StreamKind::Copy, 0); }
+cudaStream_t CudaRuntime::copy_stream(int device) { return lane_stream(device, runtime::StreamKind::Copy, 0); }
 
 int CudaRuntime::device_of_stream(cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -497,7 +497,7 @@ detail::DeviceProperties CudaRuntime::properties(Device device) {
   return {prop.name, bus_id, prop.totalGlobalMem, prop.major * 10 + prop.minor, prop.multiProcessorCount};
 }
 
-void* CudaRuntime::stream_handle(Device device, detail::StreamKind kind, int lane) {
+void* CudaRuntime::stream_handle(Device device, runtime::StreamKind kind, int lane) {
   if (!device.is_cuda()) throw InternalError("CudaRuntime::stream_handle: not a CUDA device: " + device.str());
   return lane_stream(device.index, kind, lane);
 }

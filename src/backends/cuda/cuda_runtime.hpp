@@ -6,6 +6,7 @@
 // driver; uses on other streams are recorded and waited for on the device when the block is
 // freed), and a caching pool of page-locked host blocks for staging and host outputs.
 #pragma once
+#include "runtime/device_streams.hpp"
 #include "util/device_ops.hpp"
 
 #include <cuda_runtime.h>
@@ -18,7 +19,7 @@
 
 namespace theon::backends::cuda {
 
-class CudaRuntime final : public detail::DeviceOps {
+class CudaRuntime final : public detail::DeviceOps, public runtime::DeviceStreams {
  public:
   static CudaRuntime& instance();
 
@@ -36,7 +37,7 @@ class CudaRuntime final : public detail::DeviceOps {
   DeviceMemoryStats stats(Device device) override;
   void empty_cache(Device device) override;
   detail::DeviceProperties properties(Device device) override;
-  void* stream_handle(Device device, detail::StreamKind kind, int lane) override;
+  void* stream_handle(Device device, runtime::StreamKind kind, int lane) override;
   void* acquire_event(Device device) override;
   void release_event(Device device, void* event) override;
   void record_event(void* event, void* stream) override;
@@ -50,7 +51,7 @@ class CudaRuntime final : public detail::DeviceOps {
   /// The device's own copy stream (likewise).
   cudaStream_t copy_stream(int device);
   /// The stream of that kind of the device's `lane` (likewise).
-  cudaStream_t lane_stream(int device, detail::StreamKind kind, int lane);
+  cudaStream_t lane_stream(int device, runtime::StreamKind kind, int lane);
   /// Makes `waiter` wait, on the device, for the work issued so far to `signaller` (both
   /// streams of this runtime's lanes, of any devices).
   void wait_for_stream(cudaStream_t waiter, cudaStream_t signaller);
@@ -103,7 +104,7 @@ class CudaRuntime final : public detail::DeviceOps {
   // Creates the stream in `slot` of `device` once; the caller holds mu_.
   cudaStream_t stream_once(int device, cudaStream_t& slot);
   // The lane's stream of that kind, made on first use; the caller holds mu_.
-  cudaStream_t lane_stream_locked(int device, detail::StreamKind kind, int lane);
+  cudaStream_t lane_stream_locked(int device, runtime::StreamKind kind, int lane);
 
   int device_count_ = 0;
   std::mutex mu_;
