@@ -103,6 +103,72 @@ TEST(ContextStreamsGpu, AKernelRunsOnItsContextsStreamAndOnNoOther) {
   EXPECT_EQ(read_on(out[0], sb.compute), want);
 }
 
+// The pattern the executor follows for a call spanning two contexts: each context's kernels
+// are enqueued on its own stream, b's stream waits for a's event (no host wait), and the host
+// waits once, at the end. The simulator's counters see one host synchronisation with work of
+// both contexts still queued (deferred), and the results are right in every mode.
+TEST(ContextStreamsGpu, TwoContextsWorkIsAllEnqueuedBeforeOneHostWait) {
+  THEON_REQUIRE_CUDA_DEVICES(1);
+  const Device other = cuda_status().device_count >= 2 ? Device::cuda(1) : kGpu0;
+  const Context a{"enqueue_a", kGpu0}, b{"enqueue_b", other};
+  const ContextStreams sa = streams_of(a), sb = streams_of(b);
+  Var x = tensor::vector("x", DType::Float32);
+  Var y = x + x;
+  const graph::Apply& node = *y.node()->owner;
+  const Array host = Array::arange(64, DType::Float32);
+  const Array dx = upload(host);
+  Array mid(CudaRuntime::instance().allocate_on(kGpu0, host.nbytes(), sa.compute.handle), DType::Float32, {64},
+            contiguous_strides({64}));
+  Array on_b = other == kGpu0 ? Array() : to_device(Array::zeros({64}, DType::Float32), other);
+  synchronize(other);
+  ::theon::testing::SimCounters sim;
+  sim.reset();
+  std::vector<Array> out_a = {mid};
+  backend().kernel(node).run(nullptr, on(a), node, {dx, dx}, out_a);  // a: mid = 2x
+  Event done_a(kGpu0);
+  done_a.record(sa.compute);
+  sb.compute.wait(done_a);
+  Array src = mid;
+  if (on_b.defined()) {  // b reads a's output from its own device: a copy on b's stream
+    CudaRuntime::instance().copy_on(on_b.data(), other, mid.data(), kGpu0, mid.nbytes(), sb.compute.handle);
+    CudaRuntime::instance().record_use(*mid.buffer(), sb.compute.handle);
+    src = on_b;
+  } else {
+    CudaRuntime::instance().record_use(*mid.buffer(), sb.compute.handle);  // read in place on b's stream
+  }
+  Array out(CudaRuntime::instance().allocate_on(other, host.nbytes(), sb.compute.handle), DType::Float32, {64},
+            contiguous_strides({64}));
+  std::vector<Array> out_b = {out};
+  backend().kernel(node).run(nullptr, on(b), node, {src, src}, out_b);  // b: out = 2 * mid
+  std::shared_ptr<Buffer> pinned = CudaRuntime::instance().allocate_pinned(host.nbytes());
+  ASSERT_EQ(cudaMemcpyAsync(pinned->data(), out.data(), host.nbytes(), cudaMemcpyDeviceToHost, cu(sb.compute)),
+            cudaSuccess);
+  Event done_b(other);
+  done_b.record(sb.compute);
+  done_b.synchronize();  // the single host wait
+  const theon_gpu_sim_counters c = sim.read();
+  int peer = 0;
+  if (on_b.defined()) {
+    ASSERT_EQ(cudaDeviceCanAccessPeer(&peer, other.index, 0), cudaSuccess);
+  }
+  const bool staged = on_b.defined() && !peer;  // a cross-device copy through host memory waits for itself
+  if (sim.available()) {
+    EXPECT_EQ(c.host_syncs, staged ? 2u : 1u);
+    EXPECT_EQ(sim.call_at(c.host_syncs - 1), "cudaEventSynchronize");
+    EXPECT_GE(c.launches, 2u);
+    if (deferred()) {
+      EXPECT_EQ(c.host_waits, c.host_syncs);
+      const uint64_t last = c.host_syncs - 1;
+      if (!staged) {
+        EXPECT_GE(sim.pending_at(last, sa.compute.handle), 1u) << "a's kernel ran before the wait";
+      }
+      EXPECT_GE(sim.pending_at(last, sb.compute.handle), staged ? 1u : 2u) << "b's work ran before the wait";
+    }
+  }
+  const auto* p = static_cast<const float*>(pinned->data());
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(p[i], 4.f * static_cast<float>(i)) << "element " << i;
+}
+
 TEST(ContextStreamsGpu, AKernelGivenAnotherDevicesStreamOrNoneIsAnInternalError) {
   THEON_REQUIRE_CUDA_DEVICES(1);
   Var x = tensor::vector("x", DType::Float32);
