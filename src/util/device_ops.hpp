@@ -48,8 +48,9 @@ class DeviceOps {
   /// Page-locked host memory from a caching pool (for staging and host outputs).
   virtual std::shared_ptr<Buffer> allocate_pinned(size_t bytes) = 0;
   /// Copies `bytes` between host and device memory (either direction, or device to
-  /// device), ordered on the device's stream. Copies into pageable host memory return
-  /// when the data is there; others may still be in flight (see synchronize).
+  /// device), ordered on the device's own compute stream (its own context's, lane 0). Copies
+  /// into pageable host memory return when the data is there; others may still be in flight
+  /// (see synchronize).
   virtual void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) = 0;
   /// The same copy issued on `stream` (a stream handle of the destination's or the source's
   /// device from runtime::streams_of, e.g. a context's copy stream); null: exactly copy().
@@ -70,12 +71,13 @@ class DeviceOps {
   /// other half likewise on the destination's side), and the host waits for it (counted).
   virtual void copy_on(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes,
                        void* stream) = 0;
-  /// Fills `bytes` of device memory with zeros, on the device's stream.
+  /// Fills `bytes` of device memory with zeros, on the device's own compute stream.
   virtual void zero(void* dst, Device device, size_t bytes) = 0;
   /// The same on `stream` (a stream handle of `device`; null: zero()); the caller orders and
   /// records it as for copy_on.
   virtual void zero_on(void* dst, Device device, size_t bytes, void* stream) = 0;
-  /// Waits for all work issued to the device's stream.
+  /// Waits for all work issued to the device's own compute stream (not for other contexts'
+  /// streams of the device: wait for those with runtime::Event).
   virtual void synchronize(Device device) = 0;
   /// Streams of other libraries (DLPack consumers and producers), named as DLPack does:
   /// 1 the legacy default stream, 2 the per-thread default stream, any other value a
