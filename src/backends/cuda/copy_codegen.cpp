@@ -287,7 +287,6 @@ Array host_copy(const Array& a, cudaStream_t stream, const std::string& what) {
 
 Array contiguous_on_device(const Array& a, int device, cudaStream_t stream, const std::string& what) {
   if (a.is_contiguous()) return a;
-  if (!stream) stream = CudaRuntime::instance().stream(device);
   Array out = device_empty(a.shape(), a.dtype(), device, stream);
   copy_strided(a, out, device, stream, what);
   return out;

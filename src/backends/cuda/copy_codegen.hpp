@@ -51,7 +51,7 @@ Array device_empty(const Shape& shape, DType dtype, int device, cudaStream_t str
 /// `a` when it already lives on `device`, else a contiguous copy there, made on `stream`.
 Array on_device(const Array& a, int device, cudaStream_t stream);
 /// `a` when it is contiguous, else a contiguous copy on `device` (a must live there) made on
-/// `stream` (null: the device's own compute stream).
+/// `stream`.
 Array contiguous_on_device(const Array& a, int device, cudaStream_t stream, const std::string& what);
 /// `a` on the host: a device array is read on `stream` (after the work issued to it so far),
 /// the host waiting for the copy.
