@@ -166,8 +166,12 @@ TEST(RuntimeStreams, EventsOrderWorkAcrossDevicesAndBackToTheComputeStream) {
   Event arrived(Device::cuda(1));
   arrived.record(one.copy);
   one.compute.wait(arrived);
-  zero.compute.wait(arrived);  // the source block is reused in cuda0's compute order: after the copy read it
-  ops().copy(host->data(), Device::cpu(), target->data(), Device::cuda(1), kBytes);  // on cuda1's compute stream
+  // The blocks' home is their device's own stream: their uses on dev1's streams are recorded,
+  // so neither is reused before those uses ran.
+  ops().record_use(*source, one.copy.handle);
+  ops().record_use(*target, one.copy.handle);
+  ops().copy_on(host->data(), Device::cpu(), target->data(), Device::cuda(1), kBytes, one.compute.handle);
+  ops().record_use(*target, one.compute.handle);
   one.compute.synchronize();
   EXPECT_TRUE(all_bytes_are(*host, kNew));
   zero.compute.synchronize();
