@@ -231,7 +231,7 @@ struct Ctx {
 // Operand copies use the shape family's strided copy (copy_codegen.hpp): it collapses and
 // widens the layout and transposes through shared memory, so a column-major operand is
 // gathered with coalesced reads and writes.
-Array contiguous(const Ctx& ctx, const Array& x) { return contiguous_on_device(x, ctx.device, ctx.what()); }
+Array contiguous(const Ctx& ctx, const Array& x) { return contiguous_on_device(x, ctx.device, ctx.stream, ctx.what()); }
 
 void zero_fill(const Ctx& ctx, Array& out) {
   if (out.size() > 0) THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), ctx.stream));
@@ -319,7 +319,7 @@ struct GemmArgs {
 };
 
 void cublas_gemm(const Ctx& ctx, const GemmArgs& g) {
-  cublasHandle_t h = cublas_handle(ctx.device);
+  cublasHandle_t h = cublas_handle(ctx.device, ctx.stream);
   const cudaDataType_t type = cublas_data_type(g.dtype);
   const cublasComputeType_t compute = gemm_compute_type(g.dtype, ctx.options.allow_tf32);
   // Host scalars in the compute type's precision (read by cuBLAS during the call).
@@ -346,7 +346,7 @@ void cublas_gemm(const Ctx& ctx, const GemmArgs& g) {
   // the temporary is stream-ordered, so releasing it after the call is safe).
   const int64_t count = g.batch.count();
   const int rank = static_cast<int>(g.batch.shape.size());
-  Array ptrs = device_empty({3, count}, DType::Int64, ctx.device);
+  Array ptrs = device_empty({3, count}, DType::Int64, ctx.device, ctx.stream);
   const size_t item = itemsize(g.dtype);
   DeviceShape shape;
   DeviceStrides sa, sb;
@@ -472,12 +472,12 @@ class DotKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
+    const Ctx ctx{node, dev, stream_for(where, dev), options_of(plan)};
     const ops::GemmShape g = ops::dot_geometry(node, a.shape(), b.shape());
     if (out.size() == 0) return;
     if (g.k == 0) return zero_fill(ctx, out);
@@ -530,12 +530,12 @@ class BatchedMatmulKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     Array a = inputs[0], b = inputs[1];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
+    const Ctx ctx{node, dev, stream_for(where, dev), options_of(plan)};
     const ops::MatmulShape g = ops::matmul_shape(node, a.shape(), b.shape());
     if (out.size() == 0) return;
     if (g.k == 0) return zero_fill(ctx, out);
@@ -607,7 +607,7 @@ struct LtObjects {
 // out(m, n) = alpha * a.b + bias[j] (g.beta unused: 1 by the caller's condition) as one
 // cublasLtMatmul; false when Lt offers no algorithm (nothing was enqueued).
 bool cublaslt_bias_gemm(const Ctx& ctx, const GemmArgs& g, const void* bias) {
-  const CublasLt lt = cublaslt_handle(ctx.device);
+  const CublasLt lt = cublaslt_handle(ctx.device, ctx.stream);
   const cudaDataType_t type = cublas_data_type(g.dtype);
   const cudaDataType_t scale = g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F;
   LtObjects o;
@@ -709,7 +709,7 @@ class GemmKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Gemm&>(node.op());
     const bool has_c = op.epilogue().addend != ops::GemmAddend::None;
@@ -718,7 +718,7 @@ class GemmKernel final : public CudaKernel {
     Array a = in.a, b = in.b;
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    const Ctx ctx{node, dev, stream_of(dev), options_of(plan)};
+    const Ctx ctx{node, dev, stream_for(where, dev), options_of(plan)};
     const Shape out_shape = ops::gemm_output_shape(node, has_c ? inputs[0].shape() : Shape{}, a.shape(), b.shape());
     const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     const int act = op.epilogue().act == ops::GemmAct::Relu ? 1 : 0;
@@ -751,14 +751,14 @@ class GemmKernel final : public CudaKernel {
                            inputs[0].data()))
       return;
     if (gemm_fast_path(op, out_shape, m, n, k)) {
-      if (has_c) copy_strided(c, out, dev, ctx.what());  // c broadcast into the output
+      if (has_c) copy_strided(c, out, dev, ctx.stream, ctx.what());  // c broadcast into the output
       return cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
                                .out = out.data(), .alpha = op.alpha(), .beta = has_c ? op.beta() : 0.0});
     }
     // General case: the plain product (if any) into a temporary, then one elementwise pass.
     Array prod;
     if (k > 0 && m > 0 && n > 0) {
-      prod = device_empty({m, n}, t, dev);
+      prod = device_empty({m, n}, t, dev, ctx.stream);
       cublas_gemm(ctx, {.dtype = t, .m = m, .n = n, .k = k, .a = a.data(), .oa = oa, .b = b.data(), .ob = ob,
                         .out = prod.data()});
     }

@@ -130,7 +130,8 @@ AlgoChoice choose(const CudnnApi& api, cudnnHandle_t h, OpKind kind, const Descr
 // y = act(y + bias) in place on an (n, m, oh, ow) output: cudnnAddTensor for the bias, then
 // cudnnActivationForward (relu, NaN propagated) in place.
 void run_epilogue_alone(const CudnnApi& api, cudnnHandle_t handle, const ops::ConvEpilogue& epi, DType t, int n, int m,
-                        int oh, int ow, const Array* bias_in, int dev, Array& out, const std::string& what) {
+                        int oh, int ow, const Array* bias_in, int dev, cudaStream_t stream, Array& out,
+                        const std::string& what) {
   Descriptors d(api);
   const cudnnDataType_t dt = t == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   const float one_f = 1.f, zero_f = 0.f;
@@ -140,7 +141,7 @@ void run_epilogue_alone(const CudnnApi& api, cudnnHandle_t handle, const ops::Co
   THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.y));
   set_tensor(api, d.y, dt, n, m, oh, ow);
   if (epi.bias) {
-    const Array bias = contiguous_on_device(*bias_in, dev, what);
+    const Array bias = contiguous_on_device(*bias_in, dev, stream, what);
     THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.bias));
     set_tensor(api, d.bias, dt, 1, m, 1, 1);
     THEON_CUDNN(api, cudnnAddTensor(handle, one, d.bias, bias.data(), one, d.y, out.data()));
@@ -188,7 +189,7 @@ class ConvKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
 #ifdef THEON_HAVE_CUDNN_H
     const ops::Conv2d& op = *ops::Conv2d::of(node.op());
@@ -197,7 +198,7 @@ class ConvKernel final : public CudaKernel {
     Array& out = outputs[0];
     if (out.size() == 0) return;
     const int dev = device_of({inputs[0], inputs[1]}, outputs);
-    cudaStream_t stream = stream_of(dev);
+    const cudaStream_t stream = stream_for(where, dev);
     const std::string what = node.describe();
     const ops::ConvEpilogue& epi = op.epilogue();
     // An empty operand (no images, channels, rows or columns; all taps in the padding) makes
@@ -212,7 +213,8 @@ class ConvKernel final : public CudaKernel {
     if (!api_p) throw DeviceError(what + ": " + cudnn_missing());
     const CudnnApi& api = *api_p;
     const KernelOptions& options = options_of(plan);
-    const Array a = contiguous_on_device(inputs[0], dev, what), b = contiguous_on_device(inputs[1], dev, what);
+    const Array a = contiguous_on_device(inputs[0], dev, stream, what);
+    const Array b = contiguous_on_device(inputs[1], dev, stream, what);
     const DType t = out.dtype();
     const cudnnDataType_t dt = t == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     const int n = as_int(g.n, what), c = as_int(g.c, what), h = as_int(g.h, what), w = as_int(g.w, what);
@@ -221,7 +223,8 @@ class ConvKernel final : public CudaKernel {
     if (epi.any() && empty_sums) {
       // y = act(0 + bias) by cuDNN's tensor ops.
       THEON_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream));
-      run_epilogue_alone(api, cudnn_handle(dev), epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, out, what);
+      run_epilogue_alone(api, cudnn_handle(dev, stream), epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev,
+                         stream, out, what);
       return;
     }
     const int ph = as_int(g.ph, what), pw = as_int(g.pw, what), sh = as_int(g.sh, what), sw = as_int(g.sw, what);
@@ -229,7 +232,7 @@ class ConvKernel final : public CudaKernel {
     const cudnnMathType_t math =
         t == DType::Float32 && !options.allow_tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
 
-    cudnnHandle_t handle = cudnn_handle(dev);
+    cudnnHandle_t handle = cudnn_handle(dev, stream);
     Descriptors d(api);
     THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.x));
     THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.y));
@@ -253,14 +256,14 @@ class ConvKernel final : public CudaKernel {
                       groups, g.flip ? 1 : 0, static_cast<int>(math), options.deterministic ? 1 : 0};
     const AlgoChoice choice = choose(api, handle, kind, d, key, options.deterministic, what);
     std::shared_ptr<Buffer> workspace;
-    if (choice.workspace > 0) workspace = CudaRuntime::instance().allocate(Device::cuda(dev), choice.workspace);
+    if (choice.workspace > 0) workspace = CudaRuntime::instance().allocate_on(Device::cuda(dev), choice.workspace, stream);
     void* ws = workspace ? workspace->data() : nullptr;
     const float one_f = 1.f, zero_f = 0.f;
     const double one_d = 1.0, zero_d = 0.0;
     const void* one = t == DType::Float64 ? static_cast<const void*>(&one_d) : &one_f;
     const void* zero = t == DType::Float64 ? static_cast<const void*>(&zero_d) : &zero_f;
     if (kind == OpKind::Conv2d && epi.bias && epi.act == ops::ConvActivation::Relu) {
-      const Array bias = contiguous_on_device(inputs[2], dev, what);
+      const Array bias = contiguous_on_device(inputs[2], dev, stream, what);
       THEON_CUDNN(api, cudnnCreateTensorDescriptor(&d.bias));
       set_tensor(api, d.bias, dt, 1, m, 1, 1);
       THEON_CUDNN(api, cudnnCreateActivationDescriptor(&d.act));
@@ -275,7 +278,7 @@ class ConvKernel final : public CudaKernel {
                                                static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws,
                                                choice.workspace, zero, d.y, out.data()));
       if (epi.any())
-        run_epilogue_alone(api, handle, epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, out, what);
+        run_epilogue_alone(api, handle, epi, t, n, m, oh, ow, epi.bias ? &inputs[2] : nullptr, dev, stream, out, what);
     } else if (kind == OpKind::Conv2dGradInputs) {
       THEON_CUDNN(api, cudnnConvolutionBackwardData(handle, one, d.w, a.data(), d.y, b.data(), d.conv,
                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo), ws,
@@ -288,7 +291,7 @@ class ConvKernel final : public CudaKernel {
     // The workspace goes back to the stream-ordered allocator here: reused only by later
     // work on this stream.
 #else
-    (void)plan, (void)inputs, (void)outputs;
+    (void)plan, (void)where, (void)inputs, (void)outputs;
     throw DeviceError(node.describe() + ": " + cudnn_missing());
 #endif
   }

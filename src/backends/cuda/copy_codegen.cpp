@@ -156,7 +156,8 @@ KernelSource transpose_source(int unit, bool wide) {
   return {name, c, {name}, /*fmad_applies=*/false};
 }
 
-void launch_transpose(const Layout& L, void* dst, const void* src, int device, const std::string& what) {
+void launch_transpose(const Layout& L, void* dst, const void* src, int device, cudaStream_t stream,
+                      const std::string& what) {
   const bool batched = L.rank() == 3;
   long long batch = batched ? L.shape[0] : 1, rows = L.shape[L.rank() - 2], cols = L.shape[L.rank() - 1];
   long long sb = batched ? L.src[0] : 0, s1 = L.src.back(), db = batched ? L.dst[0] : 0, d0 = L.dst[L.rank() - 2];
@@ -168,7 +169,7 @@ void launch_transpose(const Layout& L, void* dst, const void* src, int device, c
                   static_cast<unsigned>(std::min<long long>((rows + 31) / 32, 65535)),
                   static_cast<unsigned>(std::min<long long>(batch, 65535)));
   void* args[] = {&dst, &src, &rows, &cols, &batch, &sb, &s1, &db, &d0};
-  launch(k, grid, dim3(32, 8), args, 0, stream_of(device), what);
+  launch(k, grid, dim3(32, 8), args, 0, stream, what);
 }
 
 std::string kernel_name(bool add, DType dtype, int unit, int rank, bool dst_contiguous, bool wide) {
@@ -177,7 +178,7 @@ std::string kernel_name(bool add, DType dtype, int unit, int rank, bool dst_cont
 }
 
 void launch_strided(const Layout& L, bool add, DType dtype, void* dst, const void* src, int device,
-                    const std::string& what) {
+                    cudaStream_t stream, const std::string& what) {
   const int rank = L.rank();
   const bool contig = L.dst_contiguous(), wide = L.wide_index();
   const std::string name = kernel_name(add, dtype, L.unit, rank, contig, wide);
@@ -188,7 +189,7 @@ void launch_strided(const Layout& L, bool add, DType dtype, void* dst, const voi
   for (int d = 0; d < rank; ++d) shape.d[d] = L.shape[d], dst_st.s[d] = L.dst[d], src_st.s[d] = L.src[d];
   long long n = L.size();
   void* args[] = {&dst, &src, &shape, &dst_st, &src_st, &n};
-  launch(k, dim3(grid_for(n, kBlock, device)), dim3(kBlock), args, 0, stream_of(device), what);
+  launch(k, dim3(grid_for(n, kBlock, device)), dim3(kBlock), args, 0, stream, what);
 }
 
 }  // namespace
@@ -250,32 +251,55 @@ KernelSource strided_source(bool add, DType dtype, int unit, int rank, bool dst_
   return {name, c, {name}, /*fmad_applies=*/false};
 }
 
-Array device_empty(const Shape& shape, DType dtype, int device) {
+Array device_empty(const Shape& shape, DType dtype, int device, cudaStream_t stream) {
   const size_t bytes = static_cast<size_t>(shape_size(shape)) * itemsize(dtype);
-  return Array(CudaRuntime::instance().allocate(Device::cuda(device), bytes), dtype, shape, contiguous_strides(shape));
+  return Array(CudaRuntime::instance().allocate_on(Device::cuda(device), bytes, stream), dtype, shape,
+               contiguous_strides(shape));
 }
 
-Array on_device(const Array& a, int device) {
+Array on_device(const Array& a, int device, cudaStream_t stream) {
   if (a.device() == Device::cuda(device)) return a;
-  return to_device(a, Device::cuda(device));
-}
-
-Array contiguous_on_device(const Array& a, int device, const std::string& what) {
-  if (a.is_contiguous()) return a;
-  Array out = device_empty(a.shape(), a.dtype(), device);
-  copy_strided(a, out, device, what);
+  CudaRuntime& rt = CudaRuntime::instance();
+  if (a.device().is_cuda()) {
+    // Another device's array (placement inserts transfers, so only direct callers): copied
+    // as DeviceOps::copy does, on the devices' own streams, which `stream` then waits for.
+    Array out = to_device(a, Device::cuda(device));
+    rt.wait_for_stream(stream, rt.stream(device));
+    rt.record_use(*out.buffer(), stream);  // its home is the device's own stream; the kernel uses it on `stream`
+    return out;
+  }
+  // A host array copied on `stream`, so the kernel reading it next on that stream finds it
+  // written; its block's home is `stream` too. (From pageable memory the copy has read its
+  // source when copy_on returns.)
+  const Array c = a.contiguous();
+  Array out = device_empty(c.shape(), c.dtype(), device, stream);
+  if (c.size() > 0) rt.copy_on(out.data(), out.device(), c.data(), Device::cpu(), c.nbytes(), stream);
   return out;
 }
 
-void copy_strided(const Array& src_in, const Array& dst, int device, const std::string& what) {
+Array host_copy(const Array& a, cudaStream_t stream, const std::string& what) {
+  if (a.on_host()) return a;
+  const Array c = contiguous_on_device(a, a.device().index, stream, what);
+  Array out = Array::empty(c.shape(), c.dtype());  // pageable: the copy ends before copy_on returns
+  if (c.size() > 0) CudaRuntime::instance().copy_on(out.data(), Device::cpu(), c.data(), c.device(), c.nbytes(), stream);
+  return out;
+}
+
+Array contiguous_on_device(const Array& a, int device, cudaStream_t stream, const std::string& what) {
+  if (a.is_contiguous()) return a;
+  Array out = device_empty(a.shape(), a.dtype(), device, stream);
+  copy_strided(a, out, device, stream, what);
+  return out;
+}
+
+void copy_strided(const Array& src_in, const Array& dst, int device, cudaStream_t stream, const std::string& what) {
   if (dst.size() == 0) return;
   if (itemsize(src_in.dtype()) != itemsize(dst.dtype()))
     throw InternalError(what + ": copy between dtypes of different sizes (" + std::string(dtype_name(src_in.dtype())) +
                         " to " + std::string(dtype_name(dst.dtype())) + ")");
   check_broadcast(src_in, dst, what);
-  const Array src = on_device(src_in, device);
+  const Array src = on_device(src_in, device, stream);
   const Layout L = plan(src, dst, /*widen=*/true);
-  const cudaStream_t stream = stream_of(device);
   switch (copy_path(L)) {
     case CopyPath::Empty: return;
     case CopyPath::Memcpy:
@@ -289,20 +313,20 @@ void copy_strided(const Array& src_in, const Array& dst, int device, const std::
                                    static_cast<size_t>(L.shape[0]), cudaMemcpyDeviceToDevice, stream),
                  "cudaMemcpy2DAsync", what);
       return;
-    case CopyPath::Transpose: launch_transpose(L, dst.data(), src.data(), device, what); return;
-    case CopyPath::Kernel: launch_strided(L, false, dst.dtype(), dst.data(), src.data(), device, what); return;
+    case CopyPath::Transpose: launch_transpose(L, dst.data(), src.data(), device, stream, what); return;
+    case CopyPath::Kernel: launch_strided(L, false, dst.dtype(), dst.data(), src.data(), device, stream, what); return;
   }
 }
 
-void add_strided(const Array& src_in, const Array& dst, int device, const std::string& what) {
+void add_strided(const Array& src_in, const Array& dst, int device, cudaStream_t stream, const std::string& what) {
   if (dst.size() == 0) return;
   if (src_in.dtype() != dst.dtype())
     throw InternalError(what + ": add_strided needs one dtype (" + std::string(dtype_name(src_in.dtype())) + " += " +
                         std::string(dtype_name(dst.dtype())) + ")");
   check_broadcast(src_in, dst, what);
-  const Array src = on_device(src_in, device);
+  const Array src = on_device(src_in, device, stream);
   const Layout L = plan(src, dst, /*widen=*/false);
-  launch_strided(L, true, dst.dtype(), dst.data(), src.data(), device, what);
+  launch_strided(L, true, dst.dtype(), dst.data(), src.data(), device, stream, what);
 }
 
 namespace {
@@ -335,14 +359,13 @@ KernelSource fill_source(int unit, bool wide) {
 
 }  // namespace
 
-void fill_value(const Array& dst, const Array& value, int device, const std::string& what) {
+void fill_value(const Array& dst, const Array& value, int device, cudaStream_t stream, const std::string& what) {
   if (!dst.is_contiguous()) throw InternalError(what + ": fill_value needs a contiguous destination");
   if (dst.size() == 0) return;
-  const Array v = value.on_host() ? value : value.to_host();
+  const Array v = host_copy(value, stream, what);
   const Array typed = v.dtype() == dst.dtype() ? v.contiguous() : v.astype(dst.dtype());
   const int u = static_cast<int>(itemsize(dst.dtype()));
   const unsigned char* bytes = static_cast<const unsigned char*>(typed.data());
-  const cudaStream_t stream = stream_of(device);
   bool same = true;
   for (int b = 1; b < u; ++b) same = same && bytes[b] == bytes[0];
   if (same) {  // zeros, bools, bytes, -1: the copy engine's memset

@@ -2,8 +2,11 @@
 // shape family (Reshape copies, Join, IncSubtensor, Alloc) and of anything else that must
 // turn a view into contiguous memory on the device (DeviceOps copies, casts' inputs).
 //
-//   copy_strided(src, dst, device);   // dst = src broadcast to dst's shape (async, on the device's stream)
-//   add_strided(src, dst, device);    // dst += src broadcast (integers wrap, bools or)
+//   copy_strided(src, dst, device, stream);   // dst = src broadcast to dst's shape (async, on `stream`)
+//   add_strided(src, dst, device, stream);    // dst += src broadcast (integers wrap, bools or)
+//
+// `stream` is the kernel's (ExecContext::stream), a stream of `device`: every helper here
+// issues its work, and takes its temporaries' blocks, on it.
 //
 // A copy first collapses the layout (merging dims contiguous in both operands, dropping
 // size-1 dims), then widens the element to 16/8/4/2-byte units where the inner dim is
@@ -17,6 +20,8 @@
 
 #include <theon/array.hpp>
 
+#include <cuda_runtime.h>
+
 #include <string>
 #include <vector>
 
@@ -25,24 +30,32 @@ namespace theon::backends::cuda {
 /// dst = src broadcast to dst's shape. Same itemsize on both sides (the bytes are moved, so
 /// any dtype works, float16 included); any strides (0 = broadcast, negative allowed); the
 /// two must not overlap. Both arrays live on `device` (a host `src` is uploaded first).
-/// Asynchronous on stream_of(device). `what` names the caller in errors.
-void copy_strided(const Array& src, const Array& dst, int device, const std::string& what = "copy_strided");
+/// Asynchronous on `stream`. `what` names the caller in errors.
+void copy_strided(const Array& src, const Array& dst, int device, cudaStream_t stream,
+                  const std::string& what = "copy_strided");
 
 /// dst += src broadcast to dst's shape (theon::scalar::Add: integers wrap, bools or). dst's
 /// elements must be distinct memory (a basic-indexing view is). Same dtype on both sides.
-void add_strided(const Array& src, const Array& dst, int device, const std::string& what = "add_strided");
+void add_strided(const Array& src, const Array& dst, int device, cudaStream_t stream,
+                 const std::string& what = "add_strided");
 
-/// Fills `dst` (contiguous, on `device`) with the value of the 0-d host array `value`
-/// (converted to dst's dtype): cudaMemsetAsync when every byte of the value is equal, else a
-/// widened fill kernel taking the value as an argument.
-void fill_value(const Array& dst, const Array& value, int device, const std::string& what = "fill");
+/// Fills `dst` (contiguous, on `device`) with the value of the 0-d array `value` (converted
+/// to dst's dtype; a device value is read on `stream`, the host waiting): cudaMemsetAsync when
+/// every byte of the value is equal, else a widened fill kernel taking the value as an argument.
+void fill_value(const Array& dst, const Array& value, int device, cudaStream_t stream,
+                const std::string& what = "fill");
 
-/// A new contiguous array on `device` from the runtime's caching allocator (uninitialised).
-Array device_empty(const Shape& shape, DType dtype, int device);
-/// `a` when it already lives on `device`, else a contiguous copy there.
-Array on_device(const Array& a, int device);
-/// `a` when it is contiguous, else a contiguous copy on `device` (a must live there).
-Array contiguous_on_device(const Array& a, int device, const std::string& what);
+/// A new contiguous array on `device` from the runtime's caching allocator (uninitialised),
+/// for use on `stream` (its home stream).
+Array device_empty(const Shape& shape, DType dtype, int device, cudaStream_t stream);
+/// `a` when it already lives on `device`, else a contiguous copy there, made on `stream`.
+Array on_device(const Array& a, int device, cudaStream_t stream);
+/// `a` when it is contiguous, else a contiguous copy on `device` (a must live there) made on
+/// `stream`.
+Array contiguous_on_device(const Array& a, int device, cudaStream_t stream, const std::string& what);
+/// `a` on the host: a device array is read on `stream` (after the work issued to it so far),
+/// the host waiting for the copy.
+Array host_copy(const Array& a, cudaStream_t stream, const std::string& what);
 
 /// The NVRTC programs copy_strided / add_strided / fill_value would compile for arrays with
 /// these layouts (placeholders are fine: only dtype, shape, strides and offset are read;

@@ -21,34 +21,41 @@ struct HandleState {
 };
 
 std::mutex g_mu;
-std::map<int, HandleState>& handles() {
-  static auto* h = new std::map<int, HandleState>();  // never destroyed: kernels may run at exit
+// Per (device, stream): each handle has its own workspace, so two contexts' GEMMs on one
+// device (two streams) never share scratch memory.
+std::map<std::pair<int, cudaStream_t>, HandleState>& handles() {
+  static auto* h = new std::map<std::pair<int, cudaStream_t>, HandleState>();  // never destroyed: kernels may run at exit
   return *h;
 }
 
-// The state of `device` with its cuBLAS handle made; g_mu held.
+// The state of (`device`, `stream`) with its cuBLAS handle made; g_mu held.
 HandleState& state_locked(int device, cudaStream_t stream);
 
 }  // namespace
 
-cublasHandle_t cublas_handle(int device) {
-  cudaStream_t stream = stream_of(device);  // also makes `device` current
+cublasHandle_t cublas_handle(int device, cudaStream_t stream) {
+  THEON_CUDA_CHECK(cudaSetDevice(device));  // cuBLAS works on the current device
   std::lock_guard<std::mutex> lock(g_mu);
   return state_locked(device, stream).handle;
 }
 
-CublasLt cublaslt_handle(int device) {
-  cudaStream_t stream = stream_of(device);  // also makes `device` current
+CublasLt cublaslt_handle(int device, cudaStream_t stream) {
+  THEON_CUDA_CHECK(cudaSetDevice(device));
   std::lock_guard<std::mutex> lock(g_mu);
   HandleState& h = state_locked(device, stream);
   if (!h.lt) THEON_CUDA_CHECK(cublasLtCreate(&h.lt));
   return {h.lt, h.workspace->data(), kCublasWorkspaceBytes};
 }
 
+size_t cublas_handle_count() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return handles().size();
+}
+
 namespace {
 
 HandleState& state_locked(int device, cudaStream_t stream) {
-  HandleState& h = handles()[device];
+  HandleState& h = handles()[{device, stream}];
   if (h.handle) return h;
   cublasHandle_t handle = nullptr;
   THEON_CUDA_CHECK(cublasCreate(&handle));
@@ -57,9 +64,9 @@ HandleState& state_locked(int device, cudaStream_t stream) {
     THEON_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
     THEON_CUDA_CHECK(cublasSetAtomicsMode(handle, CUBLAS_ATOMICS_NOT_ALLOWED));
     THEON_CUDA_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
-    // A user workspace (stream-ordered like every other block of the caching allocator):
-    // cuBLAS then never allocates during a call.
-    h.workspace = CudaRuntime::instance().allocate(Device::cuda(device), kCublasWorkspaceBytes);
+    // A user workspace whose home is the handle's stream (the caching allocator orders its
+    // uses there): cuBLAS then never allocates during a call.
+    h.workspace = CudaRuntime::instance().allocate_on(Device::cuda(device), kCublasWorkspaceBytes, stream);
     THEON_CUDA_CHECK(cublasSetWorkspace(handle, h.workspace->data(), kCublasWorkspaceBytes));
   } catch (...) {
     cublasDestroy(handle);

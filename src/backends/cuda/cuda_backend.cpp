@@ -73,7 +73,13 @@ int device_of(const std::vector<Array>& inputs, const std::vector<Array>& output
   return 0;
 }
 
-cudaStream_t stream_of(int device) { return CudaRuntime::instance().stream(device); }
+cudaStream_t stream_for(const ExecContext& where, int device) {
+  if (!where.stream.handle || where.stream.device != Device::cuda(device)) [[unlikely]]
+    throw InternalError("a CUDA kernel for arrays on cuda" + std::to_string(device) + " was given " +
+                        (where.stream.handle ? "a stream of " + where.stream.device.str() : std::string("no stream")) +
+                        " (context '" + where.context.name + "')");
+  return static_cast<cudaStream_t>(where.stream.handle);
+}
 
 cudaKernel_t cached_kernel(const std::string& signature, int device, bool fmad,
                            const std::function<KernelSource()>& make, const std::string& kernel_name) {
@@ -161,6 +167,7 @@ __attribute__((visibility("default"))) int theon_cuda_probe(int* device_count, c
   }
   *device_count = n;
   theon::detail::set_device_ops(&CudaRuntime::instance());
+  theon::runtime::set_device_streams(&CudaRuntime::instance());
   return 1;
 }
 

@@ -6,8 +6,11 @@
 //   - supports(node): dtypes/props it handles, else a reason (placement shows it);
 //   - sources(node, inputs, options): generated code per dtype, rank and layout class, never
 //     per size (prepare() compiles these when the function is compiled);
-//   - run(plan, ...): inputs and outputs are device arrays on one device (outputs contiguous,
-//     as infer_shape says; view outputs are set by the kernel); launch on stream(device);
+//   - run(plan, where, ...): inputs and outputs are device arrays on one device (outputs
+//     contiguous, as infer_shape says; view outputs are set by the kernel); every launch, copy,
+//     memset and library call goes on stream_for(where, device), the thunk's context's compute
+//     stream (never a stream looked up by device: two contexts on one device have two), and
+//     temporaries come from allocate_on(device, bytes, that stream);
 //     kernels come from cached_kernel() with options_of(plan).fmad, and every other option
 //     from options_of(plan), never from config().
 #pragma once
@@ -45,7 +48,10 @@ class CudaKernel : public Kernel {
 
 /// The device a node's arrays live on (its first device array; cuda0 if none).
 int device_of(const std::vector<Array>& inputs, const std::vector<Array>& outputs);
-cudaStream_t stream_of(int device);
+/// The stream a kernel issues its work on: `where.stream`, which must be a CUDA stream of
+/// `device` (InternalError otherwise: the executor bound the thunk to another device's
+/// context, or bound none).
+cudaStream_t stream_for(const ExecContext& where, int device);
 
 /// Looks up a loaded kernel by `signature` (the family's own key: op, dtypes, rank, layout)
 /// and `fmad` (the plan's KernelOptions::fmad: it changes the code), making and compiling the

@@ -50,22 +50,56 @@ cudaStream_t CudaRuntime::stream_once(int device, cudaStream_t& slot) {
   // A blocking stream: ordered after the legacy default stream, which is where DLPack
   // producers (torch, CuPy) are asked to order their pending writes to arrays Theon reads.
   // The copy stream is made alike, so its ordering with that stream is the compute stream's.
-  if (!slot) THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&slot, cudaStreamDefault));
+  if (!slot) {
+    THEON_CUDA_CHECK(cudaStreamCreateWithFlags(&slot, cudaStreamDefault));
+    stream_devices_[slot] = device;
+  }
   return slot;
 }
 
-cudaStream_t CudaRuntime::stream(int device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stream_once(device, per_device(device).stream);
+cudaStream_t CudaRuntime::lane_stream_locked(int device, runtime::StreamKind kind, int lane) {
+  PerDevice& d = per_device(device);
+  if (lane < 0 || lane > (1 << 20)) throw InternalError("CudaRuntime: stream lane " + std::to_string(lane) + " out of range");
+  if (d.lanes.size() <= static_cast<size_t>(lane)) d.lanes.resize(static_cast<size_t>(lane) + 1);
+  Lane& l = d.lanes[static_cast<size_t>(lane)];
+  return stream_once(device, kind == runtime::StreamKind::Copy ? l.copy : l.compute);
 }
 
-cudaStream_t CudaRuntime::copy_stream(int device) {
+cudaStream_t CudaRuntime::lane_stream(int device, runtime::StreamKind kind, int lane) {
   std::lock_guard<std::mutex> lock(mu_);
-  return stream_once(device, per_device(device).copy_stream);
+  return lane_stream_locked(device, kind, lane);
 }
 
-std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
+cudaStream_t CudaRuntime::stream(int device) { return lane_stream(device, runtime::StreamKind::Compute, 0); }
+
+cudaStream_t CudaRuntime::copy_stream(int device) { return lane_stream(device, runtime::StreamKind::Copy, 0); }
+
+int CudaRuntime::device_of_stream(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = stream_devices_.find(stream);
+  return it == stream_devices_.end() ? -1 : it->second;
+}
+
+void CudaRuntime::wait_for_stream(cudaStream_t waiter, cudaStream_t signaller) {
+  if (waiter == signaller) return;
+  const int device = device_of_stream(signaller);
+  if (device < 0 || device_of_stream(waiter) < 0)
+    throw InternalError("CudaRuntime::wait_for_stream: not a stream of Theon's");
+  stream_wait(waiter, signaller, device);
+}
+
+std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) { return allocate_on(device, bytes, nullptr); }
+
+std::shared_ptr<Buffer> CudaRuntime::allocate_on(Device device, size_t bytes, void* stream_handle) {
   if (!device.is_cuda()) throw InternalError("CudaRuntime::allocate: not a CUDA device: " + device.str());
+  auto home = static_cast<cudaStream_t>(stream_handle);
+  if (!home) {
+    home = stream(device.index);
+  } else if (const int owner = device_of_stream(home); owner != device.index) {
+    throw InternalError("CudaRuntime::allocate_on: the home stream is " +
+                        (owner < 0 ? std::string("not a stream of Theon's") : "a stream of cuda" + std::to_string(owner)) +
+                        ", not of " + device.str());
+  }
   // Without the cache (gpu_memory_cache=False, for compute-sanitizer) a block is its exact
   // size and goes back to the driver when freed, so an overrun past a tensor is reported.
   const bool caching = config().gpu_memory_cache;
@@ -74,14 +108,17 @@ std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
   if (caching) {
     std::lock_guard<std::mutex> lock(mu_);
     PerDevice& d = per_device(device.index);
-    auto it = d.free.lower_bound(size);
-    if (it != d.free.end() && fits(it->first, size)) {
-      // Stream-ordered reuse: the block's last use was issued on this device's stream,
-      // and so will every use of the new owner be.
-      p = it->second;
-      d.stats.cached -= it->first;
-      d.free.erase(it);
-      ++d.stats.reuses;
+    if (auto list = d.free.find(home); list != d.free.end()) {
+      auto it = list->second.lower_bound(size);
+      if (it != list->second.end() && fits(it->first, size)) {
+        // Stream-ordered reuse: the block's last uses were issued on its home stream (or
+        // the home stream was made to wait for them when it was freed), and so will every
+        // use of the new owner be.
+        p = it->second;
+        d.stats.cached -= it->first;
+        list->second.erase(it);
+        ++d.stats.reuses;
+      }
     }
   }
   if (!p) {
@@ -101,14 +138,30 @@ std::shared_ptr<Buffer> CudaRuntime::allocate(Device device, size_t bytes) {
       throw DeviceError("allocating " + std::to_string(bytes) + " bytes on " + device.str() + " failed: " +
                         cudaGetErrorString(e));
     std::lock_guard<std::mutex> lock(mu_);
-    blocks_[p] = {size, device.index, caching};
+    blocks_[p] = {size, device.index, caching, home, {}};
     ++per_device(device.index).stats.allocations;
   }
   std::lock_guard<std::mutex> lock(mu_);
   PerDevice& d = per_device(device.index);
-  d.stats.in_use += blocks_[p].size;
+  Block& b = blocks_[p];
+  b.home = home;
+  b.used_on.clear();
+  d.stats.in_use += b.size;
   d.stats.peak = std::max(d.stats.peak, d.stats.in_use);
   return std::make_shared<Buffer>(p, bytes, &CudaRuntime::free_device_block, device);
+}
+
+void CudaRuntime::record_use(const Buffer& buffer, void* stream_handle) {
+  auto s = static_cast<cudaStream_t>(stream_handle);
+  if (!s || !buffer.device().is_cuda()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.find(buffer.data());
+  if (it == blocks_.end()) return;  // not the allocator's (a DLPack import): never reused by it
+  Block& b = it->second;
+  if (s == b.home || std::find(b.used_on.begin(), b.used_on.end(), s) != b.used_on.end()) return;
+  if (stream_devices_.find(s) == stream_devices_.end())
+    throw InternalError("CudaRuntime::record_use: not a stream of Theon's (use runtime::streams_of)");
+  b.used_on.push_back(s);
 }
 
 void CudaRuntime::free_device_block(void* p) { instance().release(p); }
@@ -128,19 +181,42 @@ void CudaRuntime::release(void* p) {
     cudaFree(p);
     return;
   }
+  if (!it->second.used_on.empty()) {
+    // Uses on other streams (record_use): the home stream waits, on the device, for the work
+    // issued to them so far, so the block's next owner (ordered on the home stream) comes
+    // after them. Enqueued: the host does not wait.
+    const cudaStream_t home = it->second.home;
+    std::vector<std::pair<cudaStream_t, int>> others;
+    for (cudaStream_t s : it->second.used_on) others.emplace_back(s, stream_devices_.at(s));
+    it->second.used_on.clear();
+    lock.unlock();
+    for (auto& [s, device] : others) {
+      try {
+        stream_wait(home, s, device);
+      } catch (...) {  // a deleter must not throw: wait on the host instead
+        cudaGetLastError();
+        cudaStreamSynchronize(s);
+      }
+    }
+    lock.lock();
+    it = blocks_.find(p);
+  }
   d.stats.cached += it->second.size;
-  d.free.emplace(it->second.size, p);
+  d.free[it->second.home].emplace(it->second.size, p);
 }
 
 void CudaRuntime::empty_cache(Device device) {
   std::lock_guard<std::mutex> lock(mu_);
   PerDevice& d = per_device(device.index);
   cudaSetDevice(device.index);
-  if (d.stream) cudaStreamSynchronize(d.stream);
-  for (auto& [size, p] : d.free) {
-    cudaFree(p);
-    blocks_.erase(p);
-  }
+  for (Lane& l : d.lanes)  // a cached block may still be used by work on its home stream
+    for (cudaStream_t s : {l.compute, l.copy})
+      if (s) cudaStreamSynchronize(s);
+  for (auto& [home, list] : d.free)
+    for (auto& [size, p] : list) {
+      cudaFree(p);
+      blocks_.erase(p);
+    }
   d.free.clear();
   d.stats.cached = 0;
 }
@@ -186,15 +262,31 @@ void CudaRuntime::release_pinned(void* p) {
 }
 
 void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
+  copy_on(dst, dst_device, src, src_device, bytes, nullptr);
+}
+
+void CudaRuntime::copy_on(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes,
+                          void* stream_handle) {
   if (bytes == 0) return;
   if (dst_device.is_cpu() && src_device.is_cpu()) throw InternalError("CudaRuntime::copy: host to host");
   const int dev = dst_device.is_cuda() ? dst_device.index : src_device.index;
-  cudaStream_t s = stream(dev);
+  auto given = static_cast<cudaStream_t>(stream_handle);
+  int owner = dev;
+  if (given) {
+    owner = device_of_stream(given);
+    const bool of_a_side = (dst_device.is_cuda() && owner == dst_device.index) ||
+                           (src_device.is_cuda() && owner == src_device.index);
+    if (!of_a_side)
+      throw InternalError("CudaRuntime::copy_on: the stream is not one of Theon's streams of " + dst_device.str() +
+                          " or " + src_device.str());
+  }
+  cudaStream_t s = given ? given : stream(dev);
   cudaMemcpyKind kind = src_device.is_cpu() ? cudaMemcpyHostToDevice
                         : dst_device.is_cpu() ? cudaMemcpyDeviceToHost
                                               : cudaMemcpyDeviceToDevice;
   if (kind == cudaMemcpyDeviceToDevice && src_device.index != dst_device.index) {
-    copy_between_devices(dst, dst_device.index, src, src_device.index, bytes);
+    if (given) copy_between_devices_on(dst, dst_device.index, src, src_device.index, bytes, given, owner);
+    else copy_between_devices(dst, dst_device.index, src, src_device.index, bytes);
     return;
   }
   THEON_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
@@ -206,7 +298,7 @@ void CudaRuntime::copy(void* dst, Device dst_device, const void* src, Device src
       st.to_host_bytes += bytes;
     }
     // Pageable destinations are not safe to read until the copy ends; pinned ones are
-    // waited for by the caller (synchronize) so several copies overlap.
+    // waited for by the caller (synchronize, or an event) so several copies overlap.
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, dst) != cudaSuccess || attr.type != cudaMemoryTypeHost) {
       cudaGetLastError();
@@ -345,9 +437,42 @@ void CudaRuntime::copy_between_devices(void* dst, int dst_device, const void* sr
   // The source was read by the first copy, ordered on its own stream: nothing more to wait for.
 }
 
-void CudaRuntime::zero(void* dst, Device device, size_t bytes) {
+void CudaRuntime::copy_between_devices_on(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                                          cudaStream_t given, int given_device) {
+  if (peer_access(dst_device, src_device)) {
+    // The caller ordered `given` after the source's writers and records the buffers' use on it.
+    THEON_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, given));
+    return;
+  }
+  // Staged through a pinned host block: each half on a stream of its own device (`given` on
+  // its side), each after the work issued before it; the host waits for the second half so
+  // the staging block can go back to its pool, and with it for the whole copy.
+  cudaStream_t ss = given_device == src_device ? given : stream(src_device);
+  cudaStream_t ds = given_device == dst_device ? given : stream(dst_device);
+  std::shared_ptr<Buffer> staging = allocate_pinned(bytes);
+  try {
+    if (ss != given) stream_wait(ss, given, given_device);
+    THEON_CUDA_CHECK(cudaMemcpyAsync(staging->data(), src, bytes, cudaMemcpyDeviceToHost, ss));
+    stream_wait(ds, ss, src_device);
+    THEON_CUDA_CHECK(cudaMemcpyAsync(dst, staging->data(), bytes, cudaMemcpyHostToDevice, ds));
+    count_host_wait(dst_device);
+    THEON_CUDA_CHECK(cudaStreamSynchronize(ds));
+  } catch (...) {
+    cudaStreamSynchronize(ss);  // the staging block must not be reused while a copy may still use it
+    cudaStreamSynchronize(ds);
+    throw;
+  }
+}
+
+void CudaRuntime::zero(void* dst, Device device, size_t bytes) { zero_on(dst, device, bytes, nullptr); }
+
+void CudaRuntime::zero_on(void* dst, Device device, size_t bytes, void* stream_handle) {
   if (bytes == 0) return;
-  THEON_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream(device.index)));
+  auto s = static_cast<cudaStream_t>(stream_handle);
+  if (!s) s = stream(device.index);
+  else if (device_of_stream(s) != device.index)
+    throw InternalError("CudaRuntime::zero_on: the stream is not one of Theon's streams of " + device.str());
+  THEON_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s));
 }
 
 void CudaRuntime::count_host_wait(int device) {
@@ -372,9 +497,9 @@ detail::DeviceProperties CudaRuntime::properties(Device device) {
   return {prop.name, bus_id, prop.totalGlobalMem, prop.major * 10 + prop.minor, prop.multiProcessorCount};
 }
 
-void* CudaRuntime::stream_handle(Device device, detail::StreamKind kind) {
+void* CudaRuntime::stream_handle(Device device, runtime::StreamKind kind, int lane) {
   if (!device.is_cuda()) throw InternalError("CudaRuntime::stream_handle: not a CUDA device: " + device.str());
-  return kind == detail::StreamKind::Copy ? copy_stream(device.index) : stream(device.index);
+  return lane_stream(device.index, kind, lane);
 }
 
 void* CudaRuntime::acquire_event(Device device) {

@@ -1,5 +1,6 @@
 #include "backends/cuda/cudnn_api.hpp"
 
+#include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_kernel.hpp"
 
 #include <theon/error.hpp>
@@ -63,14 +64,16 @@ void cudnn_check(cudnnStatus_t s, const char* call) {
                     (api ? api->cudnnGetErrorString(s) : "status " + std::to_string(static_cast<int>(s))));
 }
 
-cudnnHandle_t cudnn_handle(int device) {
+cudnnHandle_t cudnn_handle(int device, cudaStream_t stream) {
   static std::mutex mu;
-  static auto* handles = new std::map<int, cudnnHandle_t>();  // never destroyed: kernels may run at exit
+  // One handle per (device, stream): cuDNN keeps per-handle scratch state, so two contexts'
+  // streams never share one. Never destroyed: kernels may run at exit.
+  static auto* handles = new std::map<std::pair<int, cudaStream_t>, cudnnHandle_t>();
   const CudnnApi* api = cudnn_api();
   if (!api) throw DeviceError(cudnn_missing());
-  cudaStream_t stream = stream_of(device);  // also makes `device` current
+  THEON_CUDA_CHECK(cudaSetDevice(device));  // a handle belongs to the device current at its creation
   std::lock_guard<std::mutex> lock(mu);
-  cudnnHandle_t& h = (*handles)[device];
+  cudnnHandle_t& h = (*handles)[{device, stream}];
   if (h) return h;
   cudnnHandle_t handle = nullptr;
   cudnn_check(api->cudnnCreate(&handle), "cudnnCreate");

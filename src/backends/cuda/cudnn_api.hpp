@@ -8,6 +8,7 @@
 #include <string>
 
 #ifdef THEON_HAVE_CUDNN_H
+#include <cuda_runtime.h>
 #include <cudnn.h>
 #endif
 
@@ -24,8 +25,10 @@ struct CudnnApi {
 /// The loaded library's functions, or nullptr (cudnn_missing() says why).
 const CudnnApi* cudnn_api();
 
-/// The handle of `device` (created on first use, bound to stream_of(device)).
-cudnnHandle_t cudnn_handle(int device);
+/// The handle of (`device`, `stream`) (created on first use, bound to `stream`, a stream of
+/// `device`; kept for the process). Makes `device` current. One call at a time per handle,
+/// as on its stream.
+cudnnHandle_t cudnn_handle(int device, cudaStream_t stream);
 
 /// Throws DeviceError naming `call` and cuDNN's message unless `s` is CUDNN_STATUS_SUCCESS.
 void cudnn_check(cudnnStatus_t s, const char* call);

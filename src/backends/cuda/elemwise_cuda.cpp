@@ -268,7 +268,7 @@ class ElementwiseKernel final : public CudaKernel {
     return out;
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
     const bool fmad = options_of(plan).fmad;
@@ -303,7 +303,7 @@ class ElementwiseKernel final : public CudaKernel {
       }
       const int e = l.vector ? chunk_elems(p, need, group) : 1;
       const unsigned grid = grid_for((n + e - 1) / e, 256, device);
-      launch(k, dim3(grid), dim3(256), args.data(), 0, stream_of(device), node);
+      launch(k, dim3(grid), dim3(256), args.data(), 0, stream_for(where, device), node);
     }
   }
 

@@ -54,27 +54,27 @@ struct ErrorWord {
   unsigned long long* ptr = nullptr;
 };
 
-ErrorWord error_word(int device) {
+ErrorWord error_word(int device, cudaStream_t stream) {
   ErrorWord w;
-  w.buf = CudaRuntime::instance().allocate(Device::cuda(device), sizeof(unsigned long long));
+  w.buf = CudaRuntime::instance().allocate_on(Device::cuda(device), sizeof(unsigned long long), stream);
   w.ptr = static_cast<unsigned long long*>(w.buf->data());
-  THEON_CUDA_CHECK(cudaMemsetAsync(w.ptr, 0xff, sizeof(unsigned long long), stream_of(device)));
+  THEON_CUDA_CHECK(cudaMemsetAsync(w.ptr, 0xff, sizeof(unsigned long long), stream));
   return w;
 }
 
 /// The first bad row the kernels recorded, or -1 (waits for them).
-int64_t first_bad_row(const ErrorWord& w, int device) {
+int64_t first_bad_row(const ErrorWord& w, int device, cudaStream_t stream) {
   unsigned long long v = kNoError;
-  CudaRuntime::instance().copy(&v, Device::cpu(), w.ptr, Device::cuda(device), sizeof v);  // pageable: synchronous
+  CudaRuntime::instance().copy_on(&v, Device::cpu(), w.ptr, Device::cuda(device), sizeof v, stream);  // pageable: synchronous
   return v == kNoError ? -1 : static_cast<int64_t>(v);
 }
 
 /// labels[row] read from the device, for the error message.
-int64_t label_value(const Array& labels, int64_t row, int device) {
+int64_t label_value(const Array& labels, int64_t row, int device, cudaStream_t stream) {
   const size_t item = itemsize(labels.dtype());
   unsigned char raw[8] = {0};
   const char* src = static_cast<const char*>(labels.data()) + row * labels.strides()[0] * static_cast<int64_t>(item);
-  CudaRuntime::instance().copy(raw, Device::cpu(), src, Device::cuda(device), item);
+  CudaRuntime::instance().copy_on(raw, Device::cpu(), src, Device::cuda(device), item, stream);
   switch (labels.dtype()) {
     case DType::Int8: { int8_t x; std::memcpy(&x, raw, 1); return x; }
     case DType::Int16: { int16_t x; std::memcpy(&x, raw, 2); return x; }
@@ -423,11 +423,11 @@ KernelSource row_source(PerRow kind, DType t, DType l) {
 unsigned flat_grid(int64_t n, int device) { return grid_for(n, 256, device); }
 
 template <class... A>
-void launch_args(const KernelSource& src, const std::string& kernel, dim3 grid, dim3 block, int device, bool fmad,
-                 const std::string& what, A&... args) {
+void launch_args(const KernelSource& src, const std::string& kernel, dim3 grid, dim3 block, int device,
+                 cudaStream_t stream, bool fmad, const std::string& what, A&... args) {
   cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
   void* ptrs[] = {static_cast<void*>(&args)...};
-  launch(k, grid, block, ptrs, 0, stream_of(device), what);
+  launch(k, grid, block, ptrs, 0, stream, what);
 }
 
 // Row-wise strategy (see the top of the file).
@@ -437,12 +437,12 @@ RowMode row_mode(int64_t n, int64_t elem_stride) {
   return n <= 1024 ? RowMode::Warp : RowMode::Block;
 }
 
-void launch_rows(RowMode mode, const KernelSource& src, const char* prefix, int64_t rows, int device, bool fmad,
-                 const std::string& what, void** args) {
+void launch_rows(RowMode mode, const KernelSource& src, const char* prefix, int64_t rows, int device,
+                 cudaStream_t stream, bool fmad, const std::string& what, void** args) {
   const std::string kernel = std::string(prefix) + (mode == RowMode::Col ? "_col" : mode == RowMode::Warp ? "_warp" : "_block");
   cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
   const int64_t threads = mode == RowMode::Col ? rows : mode == RowMode::Warp ? rows * 32 : rows * 256;
-  launch(k, dim3(grid_for(threads, 256, device)), dim3(256), args, 0, stream_of(device), what);
+  launch(k, dim3(grid_for(threads, 256, device)), dim3(256), args, 0, stream, what);
 }
 
 // ---- kernels ----
@@ -458,13 +458,14 @@ class SoftmaxKernel final : public CudaKernel {
     return {softmax_source(inputs[0].dtype(), op.is_log(), lane_plan(op, inputs[0]).kept.rank())};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Softmax&>(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (out.size() == 0) return;
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const LanePlan p = lane_plan(op, in);
     const KernelSource src = softmax_source(in.dtype(), op.is_log(), p.kept.rank());
     const void* ip = in.data();
@@ -474,7 +475,7 @@ class SoftmaxKernel final : public CudaKernel {
     DeviceStrides kin = device_strides(p.kept, 0), kout = device_strides(p.kept, 1);
     long long is = in.strides()[op.axis()], os = contiguous_strides(out.shape())[op.axis()];
     void* args[] = {&ip, &op_, &rows, &n, &ks, &kin, &kout, &is, &os};
-    launch_rows(row_mode(n, is), src, "softmax", rows, device, options_of(plan).fmad, node.describe(), args);
+    launch_rows(row_mode(n, is), src, "softmax", rows, device, stream, options_of(plan).fmad, node.describe(), args);
   }
 
  private:
@@ -496,21 +497,22 @@ class SoftmaxCrossentropyKernel final : public CudaKernel {
     return {sxent_source(inputs[0].dtype(), inputs[1].dtype())};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &x = inputs[0], &labels = inputs[1];
     long long rows = x.shape()[0], classes = x.shape()[1];
     if (rows == 0) return;
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = sxent_source(x.dtype(), labels.dtype());
-    ErrorWord err = error_word(device);
+    ErrorWord err = error_word(device, stream);
     const void *xp = x.data(), *lp = labels.data();
     void *loss = outputs[0].data(), *sm = outputs[1].data();
     long long rs = x.strides()[0], cs = x.strides()[1], ls = labels.strides()[0];
     void* args[] = {&xp, &lp, &loss, &sm, &err.ptr, &rows, &classes, &rs, &cs, &ls};
-    launch_rows(row_mode(classes, cs), src, "sxent", rows, device, options_of(plan).fmad, node.describe(), args);
-    if (const int64_t r = first_bad_row(err, device); r >= 0)
-      throw IndexError(fused_message(node, label_value(labels, r, device), r, classes, x.shape()));
+    launch_rows(row_mode(classes, cs), src, "sxent", rows, device, stream, options_of(plan).fmad, node.describe(), args);
+    if (const int64_t r = first_bad_row(err, device, stream); r >= 0)
+      throw IndexError(fused_message(node, label_value(labels, r, device, stream), r, classes, x.shape()));
   }
 };
 
@@ -522,29 +524,30 @@ class CategoricalCrossentropyKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {row_source(PerRow::Xent, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &coding = inputs[0], &targets = inputs[1];
-    run_gather(PerRow::Xent, options_of(plan).fmad, node, coding, targets, outputs[0], [&](int64_t label, int64_t row) {
+    run_gather(where, PerRow::Xent, options_of(plan).fmad, node, coding, targets, outputs[0], [&](int64_t label, int64_t row) {
       return crossentropy_message(node, label, row, coding.shape());
     });
   }
 
   template <class Message>
-  static void run_gather(PerRow kind, bool fmad, const graph::Apply& node, const Array& x, const Array& labels, Array& out,
-                         const Message& message) {
+  static void run_gather(const ExecContext& where, PerRow kind, bool fmad, const graph::Apply& node, const Array& x,
+                         const Array& labels, Array& out, const Message& message) {
     long long rows = x.shape()[0], classes = x.shape()[1];
     if (rows == 0) return;
-    const int device = device_of({x, labels}, {});
+    const int device = device_of({x, labels}, {out});
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = row_source(kind, x.dtype(), labels.dtype());
-    ErrorWord err = error_word(device);
+    ErrorWord err = error_word(device, stream);
     const void *xp = x.data(), *lp = labels.data();
     void* op = out.data();
     long long rs = x.strides()[0], cs = x.strides()[1], ls = labels.strides()[0];
-    launch_args(src, "row_kernel", dim3(flat_grid(rows, device)), dim3(256), device, fmad, node.describe(), xp, lp,
+    launch_args(src, "row_kernel", dim3(flat_grid(rows, device)), dim3(256), device, stream, fmad, node.describe(), xp, lp,
                 op, err.ptr, rows, classes, rs, cs, ls);
-    if (const int64_t r = first_bad_row(err, device); r >= 0)
-      throw IndexError(message(label_value(labels, r, device), r));
+    if (const int64_t r = first_bad_row(err, device, stream); r >= 0)
+      throw IndexError(message(label_value(labels, r, device, stream), r));
   }
 };
 
@@ -556,11 +559,11 @@ class LabelGatherKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {row_source(PerRow::Gather, inputs[0].dtype(), inputs[1].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int64_t classes = inputs[0].shape()[1];
     CategoricalCrossentropyKernel::run_gather(
-        PerRow::Gather, options_of(plan).fmad, node, inputs[0], inputs[1], outputs[0],
+        where, PerRow::Gather, options_of(plan).fmad, node, inputs[0], inputs[1], outputs[0],
         [&](int64_t label, int64_t row) { return label_message(node, label, row, classes); });
   }
 };
@@ -568,13 +571,14 @@ class LabelGatherKernel final : public CudaKernel {
 // The (rows, classes) element-wise label ops. With no classes no element runs, yet every
 // row's label is out of range: that is checked on the host (row 0 is the first bad one).
 template <class Message, class Go>
-void run_flat(const Array& labels, int64_t rows, int64_t classes, int device, const Message& message, const Go& go) {
+void run_flat(const Array& labels, int64_t rows, int64_t classes, int device, cudaStream_t stream, const Message& message,
+              const Go& go) {
   if (rows == 0) return;
-  if (classes == 0) throw IndexError(message(label_value(labels, 0, device), 0));
-  ErrorWord err = error_word(device);
+  if (classes == 0) throw IndexError(message(label_value(labels, 0, device, stream), 0));
+  ErrorWord err = error_word(device, stream);
   go(err.ptr);
-  if (const int64_t r = first_bad_row(err, device); r >= 0)
-    throw IndexError(message(label_value(labels, r, device), r));
+  if (const int64_t r = first_bad_row(err, device, stream); r >= 0)
+    throw IndexError(message(label_value(labels, r, device, stream), r));
 }
 
 class SoftmaxCrossentropyGradKernel final : public CudaKernel {
@@ -585,19 +589,20 @@ class SoftmaxCrossentropyGradKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::SxentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &dy = inputs[0], &sm = inputs[1], &labels = inputs[2];
     long long rows = sm.shape()[0], classes = sm.shape()[1];
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = flat_source(Flat::SxentGrad, sm.dtype(), labels.dtype());
-    run_flat(labels, rows, classes, device,
+    run_flat(labels, rows, classes, device, stream,
              [&](int64_t label, int64_t row) { return fused_message(node, label, row, classes, sm.shape()); },
              [&](unsigned long long* err) {
                const void *dp = dy.data(), *sp = sm.data(), *lp = labels.data();
                void* op = outputs[0].data();
                long long ds = dy.strides()[0], rs = sm.strides()[0], cs = sm.strides()[1], ls = labels.strides()[0];
-               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
+               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device, stream,
                            options_of(plan).fmad, node.describe(), dp, sp, lp, op, err, rows, classes, ds, rs, cs, ls);
              });
   }
@@ -611,19 +616,20 @@ class CrossentropyGradKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::XentGrad, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &gz = inputs[0], &p = inputs[1], &labels = inputs[2];
     long long rows = p.shape()[0], classes = p.shape()[1];
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = flat_source(Flat::XentGrad, p.dtype(), labels.dtype());
-    run_flat(labels, rows, classes, device,
+    run_flat(labels, rows, classes, device, stream,
              [&](int64_t label, int64_t row) { return label_message(node, label, row, classes); },
              [&](unsigned long long* err) {
                const void *gp = gz.data(), *pp = p.data(), *lp = labels.data();
                void* op = outputs[0].data();
                long long gs = gz.strides()[0], rs = p.strides()[0], cs = p.strides()[1], ls = labels.strides()[0];
-               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
+               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device, stream,
                            options_of(plan).fmad, node.describe(), gp, pp, lp, op, err, rows, classes, gs, rs, cs, ls);
              });
   }
@@ -637,20 +643,21 @@ class LabelScatterKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::Scatter, inputs[1].dtype(), inputs[2].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array &v = inputs[0], &labels = inputs[2];
     Array& out = outputs[0];
     long long rows = out.shape()[0], classes = out.shape()[1];
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = flat_source(Flat::Scatter, out.dtype(), labels.dtype());
-    run_flat(labels, rows, classes, device,
+    run_flat(labels, rows, classes, device, stream,
              [&](int64_t label, int64_t row) { return label_message(node, label, row, classes); },
              [&](unsigned long long* err) {
                const void *vp = v.data(), *lp = labels.data();
                void* op = out.data();
                long long vs = v.strides()[0], ls = labels.strides()[0];
-               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
+               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device, stream,
                            options_of(plan).fmad, node.describe(), vp, lp, op, err, rows, classes, vs, ls);
              });
   }
@@ -664,20 +671,21 @@ class OneHotKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {flat_source(Flat::OneHot, node.output_raw(0)->type.dtype, inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& indices = inputs[0];
     Array& out = outputs[0];
     long long rows = out.shape()[0], classes = out.shape()[1];
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const KernelSource src = flat_source(Flat::OneHot, out.dtype(), indices.dtype());
-    run_flat(indices, rows, classes, device,
+    run_flat(indices, rows, classes, device, stream,
              [&](int64_t index, int64_t pos) { return one_hot_message(node, index, pos, classes, indices.shape()); },
              [&](unsigned long long* err) {
                const void* lp = indices.data();
                void* op = out.data();
                long long ls = indices.strides()[0];
-               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device,
+               launch_args(src, "flat_kernel", dim3(flat_grid(rows * classes, device)), dim3(256), device, stream,
                            options_of(plan).fmad, node.describe(), lp, op, err, rows, classes, ls);
              });
   }

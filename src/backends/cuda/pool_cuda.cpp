@@ -100,7 +100,7 @@ class PoolKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {pool_source(node.input(0)->type.dtype)};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     long long n = outputs[0].size();
     if (n == 0) return;
@@ -124,17 +124,17 @@ class PoolKernel final : public CudaKernel {
     switch (op.kind()) {
       case graph::OpKind::Pool: {
         void* args[] = {&g, &s[0], &p[0], &out, &n};
-        launch(k, grid, dim3(block), args, 0, stream_of(device), node);
+        launch(k, grid, dim3(block), args, 0, stream_for(where, device), node);
         break;
       }
       case graph::OpKind::AveragePoolGrad: {
         void* args[] = {&g, &s[1], &p[1], &out, &n};
-        launch(k, grid, dim3(block), args, 0, stream_of(device), node);
+        launch(k, grid, dim3(block), args, 0, stream_for(where, device), node);
         break;
       }
       default: {  // MaxPoolGrad, DownsampleFactorMaxGradGrad: (x, z, g)
         void* args[] = {&g, &s[0], &s[1], &s[2], &p[0], &p[1], &p[2], &out, &n};
-        launch(k, grid, dim3(block), args, 0, stream_of(device), node);
+        launch(k, grid, dim3(block), args, 0, stream_for(where, device), node);
         break;
       }
     }

@@ -60,7 +60,7 @@ class RandomDrawKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {draw_source(graph::op_as<ops::RandomDraw>(node.op()).dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::RandomDraw>(node.op());
     const int device = device_of(inputs, outputs);
@@ -75,7 +75,7 @@ class RandomDrawKernel final : public CudaKernel {
     void* args[] = {&state, &next, &out, &n, &stream, &distribution};
     const unsigned block = 128;
     const long long blocks = std::max<long long>(1, (n + 1) / 2);
-    launch(k, dim3(grid_for(blocks, block, device)), dim3(block), args, 0, stream_of(device), node);
+    launch(k, dim3(grid_for(blocks, block, device)), dim3(block), args, 0, stream_for(where, device), node);
   }
 };
 
@@ -103,8 +103,11 @@ class PrintKernel final : public CudaKernel {
   std::vector<KernelSource> sources(const graph::Apply&, const std::vector<Array>&, const KernelOptions&) const override {
     return {};
   }
-  void run(const KernelPlan*, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
+    // The op reads x on the host through the device's own stream: the context's stream's
+    // work (which made x) is waited for first.
+    where.stream.synchronize();
     node.op().perform(node, inputs, outputs);
   }
 };

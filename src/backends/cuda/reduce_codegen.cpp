@@ -469,23 +469,24 @@ LaunchShape launch_shape(ReduceLaunch::Strategy strategy, int block_y, long long
 }
 
 void launch_one(const KernelSource& src, const std::string& kernel, ReduceLaunch::Strategy strategy, int block_y,
-                Args& a, int device, bool fmad, const std::string& what, size_t acc_bytes) {
+                Args& a, int device, cudaStream_t stream, bool fmad, const std::string& what, size_t acc_bytes) {
   cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
   const LaunchShape l = launch_shape(strategy, block_y, a.n_out, a.n_seg, device, acc_bytes);
-  launch(k, l.grid, l.block, a.pack(), l.shared, stream_of(device), what);
+  launch(k, l.grid, l.block, a.pack(), l.shared, stream, what);
 }
 
 }  // namespace
 
 void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array& out, double scale, int device,
-                bool fmad, const std::string& what, const RegionCode* region) {
+                cudaStream_t stream, bool fmad, const std::string& what, const RegionCode* region) {
   if (g.n_out == 0) return;
   const KernelSource src = reduce_source(g.spec, region);
   const ReduceLaunch l = choose_launch(g);
   const size_t acc = accumulator_bytes(g.spec);
   std::shared_ptr<Buffer> partial;  // pass 1 -> pass 2 (segments > 1)
   if (l.segments > 1)
-    partial = CudaRuntime::instance().allocate(Device::cuda(device), static_cast<size_t>(g.n_out * l.segments) * acc);
+    partial = CudaRuntime::instance().allocate_on(Device::cuda(device), static_cast<size_t>(g.n_out * l.segments) * acc,
+                                                  stream);
   void* part = partial ? partial->data() : nullptr;
   const char* names[] = {"reduce_inner_warp", "reduce_inner_block", "reduce_outer"};
   if (!region) {
@@ -502,7 +503,7 @@ void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array
     a.rs = device_shape(g.reduced);
     a.rst = device_strides(g.reduced, 0);
     a.scale = scale;
-    launch_one(src, names[l.strategy], l.strategy, l.block_y, a, device, fmad, what, acc);
+    launch_one(src, names[l.strategy], l.strategy, l.block_y, a, device, stream, fmad, what, acc);
   } else {
     if (region->n_inputs != static_cast<int>(inputs.size()) || region->n_inputs > kMaxRegionInputs)
       throw InternalError(what + ": region operands do not match its inputs");
@@ -521,7 +522,7 @@ void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array
     const std::string kernel = std::string("reduce_region_") + (names[l.strategy] + 7);
     cudaKernel_t k = cached_kernel(src.name, device, fmad, [&] { return src; }, kernel);
     const LaunchShape ls = launch_shape(l.strategy, l.block_y, g.n_out, l.segments, device, acc);
-    launch(k, ls.grid, ls.block, args, ls.shared, stream_of(device), what);
+    launch(k, ls.grid, ls.block, args, ls.shared, stream, what);
   }
   if (l.segments == 1) return;
 
@@ -540,21 +541,21 @@ void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array
   if (l.strategy == ReduceLaunch::Outer) {  // partials are (segments, n_out)
     b.kst.s[0] = 1;
     b.rst.s[0] = g.n_out;
-    launch_one(src, "reduce_outer_acc", ReduceLaunch::Outer, 8, b, device, fmad, what, acc);
+    launch_one(src, "reduce_outer_acc", ReduceLaunch::Outer, 8, b, device, stream, fmad, what, acc);
   } else {  // (n_out, segments)
     b.kst.s[0] = l.segments;
     b.rst.s[0] = 1;
     const bool warp = l.segments <= 256;
     launch_one(src, warp ? "reduce_inner_warp_acc" : "reduce_inner_block_acc",
-               warp ? ReduceLaunch::InnerWarp : ReduceLaunch::InnerBlock, 1, b, device, fmad, what, acc);
+               warp ? ReduceLaunch::InnerWarp : ReduceLaunch::InnerBlock, 1, b, device, stream, fmad, what, acc);
   }
   // `partial` goes back to the caching allocator now: its next user is ordered after pass 2
   // on the same stream.
 }
 
-void run_reduce(const ReduceGeometry& g, const Array& in, Array& out, double scale, int device, bool fmad,
-                const std::string& what) {
-  run_reduce(g, std::vector<Array>{in}, out, scale, device, fmad, what, nullptr);
+void run_reduce(const ReduceGeometry& g, const Array& in, Array& out, double scale, int device, cudaStream_t stream,
+                bool fmad, const std::string& what) {
+  run_reduce(g, std::vector<Array>{in}, out, scale, device, stream, fmad, what, nullptr);
 }
 
 }  // namespace theon::backends::cuda

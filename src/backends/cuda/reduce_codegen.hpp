@@ -91,14 +91,14 @@ struct ReduceLaunch {
 };
 ReduceLaunch choose_launch(const ReduceGeometry& g);
 
-/// Runs a planned reduction of `in` into the contiguous `out` (n_out elements) on `device`.
-/// `scale` multiplies the final accumulator for Mean (NaN for an empty reduction); `fmad` is
-/// the plan's KernelOptions::fmad.
-void run_reduce(const ReduceGeometry& g, const Array& in, Array& out, double scale, int device, bool fmad,
-                const std::string& what);
+/// Runs a planned reduction of `in` into the contiguous `out` (n_out elements) on `device`,
+/// issued on `stream` (the kernel's). `scale` multiplies the final accumulator for Mean (NaN
+/// for an empty reduction); `fmad` is the plan's KernelOptions::fmad.
+void run_reduce(const ReduceGeometry& g, const Array& in, Array& out, double scale, int device, cudaStream_t stream,
+                bool fmad, const std::string& what);
 /// The same over a region's operands (`inputs`, one per operand of the geometry).
 void run_reduce(const ReduceGeometry& g, const std::vector<Array>& inputs, Array& out, double scale, int device,
-                bool fmad, const std::string& what, const RegionCode* region);
+                cudaStream_t stream, bool fmad, const std::string& what, const RegionCode* region);
 
 /// The reduction functors of ops/scalar/reduce_ops.hpp as kernel text, pasted into every
 /// kernel that folds with them (so the cache key covers them); it includes scalar_ops.hpp,

@@ -60,15 +60,15 @@ LaneGeometry lanes_along(const Array& in, const Array& out, int axis) {
 
 // Launches a lane kernel (scan or sort: one thread per lane) whose arguments are
 // (x, out, lanes, rank, dims, n, sx, so, flag).
-void launch_lanes(const KernelPlan* plan, const graph::Apply& node, const Array& in, Array& out, int device, int axis,
-                  const KernelSource& src, const char* what, int flag) {
+void launch_lanes(const KernelPlan* plan, const graph::Apply& node, const Array& in, Array& out, int device,
+                  cudaStream_t stream, int axis, const KernelSource& src, const char* what, int flag) {
   LaneGeometry g = lanes_along(in, out, axis);
   const void* x = in.data();
   void* o = out.data();
   cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, what);
   void* args[] = {&x, &o, &g.lanes, &g.rank, &g.dims, &g.n, &g.sx, &g.so, &flag};
   const unsigned block = 128;
-  launch(k, dim3(grid_for(g.lanes, block, device)), dim3(block), args, 0, stream_of(device), node);
+  launch(k, dim3(grid_for(g.lanes, block, device)), dim3(block), args, 0, stream, node);
 }
 
 bool device_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
@@ -121,12 +121,13 @@ class ReduceKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::Reduce&>(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     const int device = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, device);
     const bool fmad = options_of(plan).fmad;
     int64_t count = 1;
     for (int a : op.axes()) count *= in.shape()[a];
@@ -136,12 +137,12 @@ class ReduceKernel final : public CudaKernel {
       void* p = out.data();
       long long v = count;
       void* args[] = {&p, &v};
-      launch(k, dim3(1), dim3(1), args, 0, stream_of(device), node);
+      launch(k, dim3(1), dim3(1), args, 0, stream, node);
       return;
     }
     // As the CPU loop: mean = sum * (1 / count), NaN for an empty reduction.
     const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
-    run_reduce(geometry(node, in), in, out, scale, device, fmad, node.describe());
+    run_reduce(geometry(node, in), in, out, scale, device, stream, fmad, node.describe());
   }
 
  private:
@@ -164,11 +165,11 @@ class SumToKernel final : public CudaKernel {
     return {reduce_source(geometry(inputs[0], inputs[1].shape()).spec)};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
-    run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad,
-               node.describe());
+    run_reduce(geometry(inputs[0], outputs[0].shape()), inputs[0], outputs[0], 1.0, device, stream_for(where, device),
+               options_of(plan).fmad, node.describe());
   }
 
  private:
@@ -230,13 +231,14 @@ class CumulativeKernel final : public CudaKernel {
     const DType in = inputs[0].dtype();
     return {cumulative_source(ops::Cumulative::of(node.op())->reduce_kind(), in, ops::cumulative_dtype(in))};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Cumulative& op = *ops::Cumulative::of(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (in.size() == 0) return;
-    launch_lanes(plan, node, in, out, device_of(inputs, outputs), op.axis(),
+    const int device = device_of(inputs, outputs);
+    launch_lanes(plan, node, in, out, device, stream_for(where, device), op.axis(),
                  cumulative_source(op.reduce_kind(), in.dtype(), out.dtype()), "scan_lanes", op.reverse() ? 1 : 0);
   }
 };
@@ -302,14 +304,15 @@ class SortKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {sort_source(inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const ops::Sort& op = *ops::Sort::of(node.op());
     const Array& in = inputs[0];
     Array& out = outputs[0];
     if (in.size() == 0) return;
-    launch_lanes(plan, node, in, out, device_of(inputs, outputs), op.axis(), sort_source(in.dtype()), "sort_lanes",
-                 op.indices() ? 1 : 0);
+    const int device = device_of(inputs, outputs);
+    launch_lanes(plan, node, in, out, device, stream_for(where, device), op.axis(), sort_source(in.dtype()),
+                 "sort_lanes", op.indices() ? 1 : 0);
   }
 };
 
@@ -360,7 +363,7 @@ class FlatNonZeroKernel final : public CudaKernel {
                                     const KernelOptions&) const override {
     return {nonzero_source(inputs[0].dtype())};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& in = inputs[0];
     Array& out = outputs[0];
@@ -373,7 +376,7 @@ class FlatNonZeroKernel final : public CudaKernel {
     const KernelSource src = nonzero_source(in.dtype());
     cudaKernel_t k = cached_kernel(src.name, device, options_of(plan).fmad, [&] { return src; }, "flat_nonzero");
     void* args[] = {&x, &n, &sx, &o, &cap};
-    launch(k, dim3(1), dim3(256), args, 0, stream_of(device), node);
+    launch(k, dim3(1), dim3(256), args, 0, stream_for(where, device), node);
   }
 };
 
@@ -388,10 +391,11 @@ class ArgMaxKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs[0]).spec)};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int device = device_of(inputs, outputs);
-    run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, options_of(plan).fmad, node.describe());
+    run_reduce(geometry(node, inputs[0]), inputs[0], outputs[0], 1.0, device, stream_for(where, device),
+               options_of(plan).fmad, node.describe());
   }
 
  private:
@@ -464,7 +468,7 @@ class FusedReduceKernel final : public CudaKernel {
     return {reduce_source(geometry(node, inputs).spec, &region)};
   }
 
-  void run(const KernelPlan* plan, const ExecContext&, const graph::Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const graph::Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = static_cast<const ops::FusedReduce&>(node.op());
     const ReduceGeometry g = geometry(node, inputs);
@@ -473,7 +477,8 @@ class FusedReduceKernel final : public CudaKernel {
     for (int a : op.axes()) count *= full[a];
     const double scale = count == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(count);
     const RegionCode region = region_code(op.region());
-    run_reduce(g, inputs, outputs[0], scale, device_of(inputs, outputs), options_of(plan).fmad, node.describe(),
+    const int device = device_of(inputs, outputs);
+    run_reduce(g, inputs, outputs[0], scale, device, stream_for(where, device), options_of(plan).fmad, node.describe(),
                &region);
   }
 

@@ -53,10 +53,13 @@ bool arithmetic_dtype(DType d) {
 }
 
 // Inputs from `first` on (index bounds, sizes) as host arrays: their values decide shapes.
-std::vector<Array> host_values(const std::vector<Array>& inputs, size_t first) {
+// A device one is read on the kernel's stream (after the work that wrote it), the host waiting.
+std::vector<Array> host_values(const ExecContext& where, const std::vector<Array>& inputs, size_t first,
+                               const Apply& node) {
   std::vector<Array> out = inputs;
   for (size_t i = first; i < out.size(); ++i)
-    if (out[i].defined() && !out[i].on_host()) out[i] = out[i].to_host();
+    if (out[i].defined() && !out[i].on_host())
+      out[i] = host_copy(out[i], stream_for(where, out[i].device().index), node.describe());
   return out;
 }
 
@@ -115,9 +118,9 @@ class ViewKernel final : public CudaKernel {
     return node.op().kind() == graph::OpKind::Subtensor && input >= 1;  // slice bounds decide the view
   }
   std::string name() const override { return "cuda_view"; }
-  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    node.op().perform(node, host_values(inputs, 1), outputs);
+    node.op().perform(node, host_values(where, inputs, 1, node), outputs);
   }
   std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&, const KernelOptions&) const override {
     return {};
@@ -163,17 +166,18 @@ class ReshapeKernel final : public CudaKernel {
     return input == 1;  // the target shape
   }
   std::string name() const override { return "cuda_reshape"; }
-  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
-    const Shape shape = node.op().infer_shape(node, inputs)[0];  // reads the shape vector (host copy if on device)
+    const Shape shape = node.op().infer_shape(node, host_values(where, inputs, 1, node))[0];  // reads the shape vector
     const Array& x = inputs[0];
     if (auto st = nocopy_strides(x.shape(), x.strides(), shape)) {
       outputs[0] = Array(x.buffer(), x.dtype(), shape, *st, x.offset());
       return;
     }
     const int dev = device_of(inputs, outputs);
-    Array c = device_empty(x.shape(), x.dtype(), dev);
-    copy_strided(x, c, dev, node.describe());
+    const cudaStream_t stream = stream_for(where, dev);
+    Array c = device_empty(x.shape(), x.dtype(), dev, stream);
+    copy_strided(x, c, dev, stream, node.describe());
     outputs[0] = Array(c.buffer(), x.dtype(), shape, contiguous_strides(shape));
   }
   std::vector<KernelSource> sources(const Apply&, const std::vector<Array>& inputs,
@@ -206,7 +210,7 @@ KernelSource write_i64_source() {
 class ShapeKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_shape"; }
-  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     if (outputs[0].on_host()) {
       node.op().perform(node, inputs, outputs);
@@ -222,7 +226,7 @@ class ShapeKernel final : public CudaKernel {
       for (int i = 0; i < n; ++i) v.d[i] = values[at + i];
       long long* out = outputs[0].data<long long>() + at;
       void* args[] = {&out, &v, &n};
-      launch(k, dim3(1), dim3(32), args, 0, stream_of(dev), node);
+      launch(k, dim3(1), dim3(32), args, 0, stream_for(where, dev), node);
     }
   }
   std::vector<KernelSource> sources(const Apply&, const std::vector<Array>&, const KernelOptions&) const override {
@@ -241,13 +245,14 @@ class AllocKernel final : public CudaKernel {
     return input >= 1;  // the sizes
   }
   std::string name() const override { return "cuda_fill"; }
-  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const Array& v = inputs[0];
     Array& out = outputs[0];
     const int dev = device_of(inputs, outputs);
-    if (v.on_host() && v.size() == 1) fill_value(out, v, dev, node.describe());
-    else copy_strided(v, out, dev, node.describe());
+    const cudaStream_t stream = stream_for(where, dev);
+    if (v.on_host() && v.size() == 1) fill_value(out, v, dev, stream, node.describe());
+    else copy_strided(v, out, dev, stream, node.describe());
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
@@ -297,13 +302,14 @@ class ARangeKernel final : public CudaKernel {
     if (!arithmetic_dtype(out)) return {false, "no CUDA arithmetic type for " + std::string(dtype_name(out))};
     return {};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs_in,
+  void run(const KernelPlan* plan, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs_in,
            std::vector<Array>& outputs) const override {
     Array& out = outputs[0];
     long long n = out.size();
     if (n == 0) return;
-    const std::vector<Array> inputs = host_values(inputs_in, 0);
-    const int dev = device_of(inputs, outputs);
+    const int dev = device_of(inputs_in, outputs);
+    const cudaStream_t stream = stream_for(where, dev);
+    const std::vector<Array> inputs = host_values(where, inputs_in, 0, node);
     const DType compute = inputs[0].dtype();
     const KernelSource src = arange_source(out.dtype(), compute);
     cudaKernel_t k = cached_kernel(src.name, dev, options_of(plan).fmad, [&] { return src; }, "theon_arange");
@@ -313,11 +319,11 @@ class ARangeKernel final : public CudaKernel {
     if (compute == DType::Int64) {
       long long start = inputs[0].data<int64_t>()[0], step = inputs[2].data<int64_t>()[0];
       void* args[] = {&o, &n, &start, &step};
-      launch(k, grid, dim3(block), args, 0, stream_of(dev), node);
+      launch(k, grid, dim3(block), args, 0, stream, node);
     } else {
       double start = inputs[0].data<double>()[0], step = inputs[2].data<double>()[0];
       void* args[] = {&o, &n, &start, &step};
-      launch(k, grid, dim3(block), args, 0, stream_of(dev), node);
+      launch(k, grid, dim3(block), args, 0, stream, node);
     }
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
@@ -333,10 +339,11 @@ class ARangeKernel final : public CudaKernel {
 class JoinKernel final : public CudaKernel {
  public:
   std::string name() const override { return "cuda_join"; }
-  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int dev = device_of(inputs, outputs);
-    for (auto& [in, dst] : slices(node, inputs, outputs[0])) copy_strided(in, dst, dev, node.describe());
+    const cudaStream_t stream = stream_for(where, dev);
+    for (auto& [in, dst] : slices(node, inputs, outputs[0])) copy_strided(in, dst, dev, stream, node.describe());
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
@@ -402,9 +409,9 @@ std::string index_error(const Apply& node, int idx_input, int64_t index, int axi
 // against x's size along `axis` (IndexError before anything is written). Host indices are
 // checked on the host; device ones by a kernel whose flag is copied back (one sync).
 Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int axis, const Shape& x_shape, int dev,
-                      bool fmad) {
+                      cudaStream_t stream, bool fmad) {
   const int64_t n = x_shape[axis], m = idx.size();
-  if (m == 0) return device_empty({0}, DType::Int64, dev);
+  if (m == 0) return device_empty({0}, DType::Int64, dev, stream);
   if (idx.on_host()) {
     std::vector<int64_t> v = idx.to_vector<int64_t>();
     for (int64_t& i : v) {
@@ -412,13 +419,12 @@ Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int ax
       if (i < 0) i += n;
       if (i < 0 || i >= n) throw IndexError(index_error(node, idx_input, orig, axis, x_shape));
     }
-    return to_device(Array::from_vector<int64_t>(v, Shape{m}), Device::cuda(dev));
+    return on_device(Array::from_vector<int64_t>(v, Shape{m}), dev, stream);
   }
   const std::string what = node.describe();
-  const Array ic = contiguous_on_device(idx, dev, what);
-  Array out = device_empty({m}, DType::Int64, dev);
-  Array bad = device_empty({1}, DType::Int64, dev);
-  const cudaStream_t stream = stream_of(dev);
+  const Array ic = contiguous_on_device(idx, dev, stream, what);
+  Array out = device_empty({m}, DType::Int64, dev, stream);
+  Array bad = device_empty({1}, DType::Int64, dev, stream);
   check_call(cudaMemsetAsync(bad.data(), 0xff, sizeof(long long), stream), "cudaMemsetAsync", what);
   cudaKernel_t k = cached_kernel(wrap_name(idx.dtype()), dev, fmad, [&] { return wrap_source(idx.dtype()); },
                                  wrap_name(idx.dtype()));
@@ -435,7 +441,8 @@ Array prepare_indices(const Apply& node, const Array& idx, int idx_input, int ax
   unsigned long long first;
   std::memcpy(&first, host->data(), sizeof first);
   if (first != ~0ull) {
-    const Array value = ic.reshape({m}).slice(0, static_cast<int64_t>(first), static_cast<int64_t>(first) + 1);
+    const Array value =
+        host_copy(ic.reshape({m}).slice(0, static_cast<int64_t>(first), static_cast<int64_t>(first) + 1), stream, what);
     throw IndexError(index_error(node, idx_input, static_cast<int64_t>(value.item(0)), axis, x_shape) +
                      " (checked on the device)");
   }
@@ -450,14 +457,16 @@ struct DeviceIndices {
   Array flat;
   Shape shape;
 };
-DeviceIndices prepare_flat_indices(const Apply& node, const std::vector<Array>& inputs, int first, int k, int axis,
-                                   const Shape& x_shape, int dev, bool fmad) {
-  if (k == 1) return {prepare_indices(node, inputs[first], first, axis, x_shape, dev, fmad), inputs[first].shape()};
-  const std::vector<Array> host = host_values(inputs, static_cast<size_t>(first));
+DeviceIndices prepare_flat_indices(const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
+                                   int first, int k, int axis, const Shape& x_shape, int dev, bool fmad) {
+  const cudaStream_t stream = stream_for(where, dev);
+  if (k == 1)
+    return {prepare_indices(node, inputs[first], first, axis, x_shape, dev, stream, fmad), inputs[first].shape()};
+  const std::vector<Array> host = host_values(where, inputs, static_cast<size_t>(first), node);
   ops::FlatIndices fi = ops::checked_flat_indices(node, host, first, k, axis, x_shape);
   const int64_t m = static_cast<int64_t>(fi.flat.size());
-  if (m == 0) return {device_empty({0}, DType::Int64, dev), fi.shape};
-  return {to_device(Array::from_vector<int64_t>(fi.flat, Shape{m}), Device::cuda(dev)), fi.shape};
+  if (m == 0) return {device_empty({0}, DType::Int64, dev, stream), fi.shape};
+  return {on_device(Array::from_vector<int64_t>(fi.flat, Shape{m}), dev, stream), fi.shape};
 }
 
 // The broadcast shape of the index inputs from `first` on (the CPU's rule and error).
@@ -553,18 +562,19 @@ class TakeKernel final : public CudaKernel {
     return input >= 1;  // indices: checked (and wrapped) on the host, then uploaded, with no sync
   }
   std::string name() const override { return "cuda_take"; }
-  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const int axis = graph::op_as<ops::AdvancedSubtensor1>(node.op()).axis();
     const int dev = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, dev);
     const bool fmad = options_of(plan).fmad;
-    const Array x0 = on_device(inputs[0], dev);  // a host x (a constant table) is uploaded
+    const Array x0 = on_device(inputs[0], dev, stream);  // a host x (a constant table) is uploaded
     const int arrays = static_cast<int>(inputs.size()) - 1;
-    const Array idx = prepare_flat_indices(node, inputs, 1, arrays, axis, x0.shape(), dev, fmad).flat;
+    const Array idx = prepare_flat_indices(where, node, inputs, 1, arrays, axis, x0.shape(), dev, fmad).flat;
     Array& out = outputs[0];
     if (out.size() == 0) return;
     Grouped g = group_axis(x0, axis, axis + arrays);
-    if (g.copied) g.array = contiguous_on_device(x0, dev, node.describe());
+    if (g.copied) g.array = contiguous_on_device(x0, dev, stream, node.describe());
     const TakeLayout t = take_layout(g, idx.size(), itemsize(x0.dtype()), reinterpret_cast<uintptr_t>(g.array.data()),
                                      reinterpret_cast<uintptr_t>(out.data()));
     const std::string kname = take_name(t.unit, t.wide);
@@ -574,7 +584,7 @@ class TakeKernel final : public CudaKernel {
     const void* ip = idx.data();
     long long m = t.m, inner = t.inner, so = t.so, sn = t.sn, si = t.si, total = t.total;
     void* args[] = {&o, &xp, &ip, &m, &inner, &so, &sn, &si, &total};
-    launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream_of(dev), node);
+    launch(k, dim3(grid_for(total, kBlock, dev)), dim3(kBlock), args, 0, stream, node);
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {
@@ -739,33 +749,33 @@ class AdvancedIncKernel final : public CudaKernel {
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
-  void run(const KernelPlan* plan, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan* plan, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::AdvancedIncSubtensor1>(node.op());
     const int axis = op.axis();
     const bool set = op.set();
     const int dev = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, dev);
     const KernelOptions& options = options_of(plan);
     const std::string what = node.describe();
     const Array& x = inputs[0];
     node.op().infer_shape(node, inputs);  // y must broadcast to the region (shapes only)
     const int arrays = static_cast<int>(inputs.size()) - 2;
-    const DeviceIndices di = prepare_flat_indices(node, inputs, 2, arrays, axis, x.shape(), dev, options.fmad);
+    const DeviceIndices di = prepare_flat_indices(where, node, inputs, 2, arrays, axis, x.shape(), dev, options.fmad);
     const Array& idx = di.flat;
     Array& out = outputs[0];
-    copy_strided(x, out, dev, what);
+    copy_strided(x, out, dev, stream, what);
     const Shape region = ops::take_shape(x.shape(), di.shape, axis, arrays);
     if (out.size() == 0 || shape_size(region) == 0) return;
     const int axis_end = axis + static_cast<int>(di.shape.size());
-    const Array yb = on_device(inputs[1], dev).broadcast_to(region);
+    const Array yb = on_device(inputs[1], dev, stream).broadcast_to(region);
     Grouped y = group_axis(yb, axis, axis_end);
-    if (y.copied) y.array = contiguous_on_device(yb, dev, what);
+    if (y.copied) y.array = contiguous_on_device(yb, dev, stream, what);
     const IncMode mode = inc_mode(set, x.dtype(), options);
     const ScatterLayout s = scatter_layout(mode, x.shape(), axis, arrays, y);
-    const cudaStream_t stream = stream_of(dev);
-    Array last = device_empty({1}, DType::Int64, dev);  // unused by the atomic path
+    Array last = device_empty({1}, DType::Int64, dev, stream);  // unused by the atomic path
     if (mode != IncMode::Atomic) {
-      last = device_empty({s.n}, DType::Int64, dev);
+      last = device_empty({s.n}, DType::Int64, dev, stream);
       check_call(cudaMemsetAsync(last.data(), 0xff, static_cast<size_t>(s.n) * 8, stream), "cudaMemsetAsync",
                  what);  // -1: not indexed
       cudaKernel_t mk = cached_kernel("theon_mark_last", dev, options.fmad, mark_last_source, "theon_mark_last");
@@ -837,21 +847,22 @@ class IncSubtensorKernel final : public CudaKernel {
                          std::string(dtype_name(dt))};
     return {true, ""};
   }
-  void run(const KernelPlan*, const ExecContext&, const Apply& node, const std::vector<Array>& inputs,
+  void run(const KernelPlan*, const ExecContext& where, const Apply& node, const std::vector<Array>& inputs,
            std::vector<Array>& outputs) const override {
     const auto& op = graph::op_as<ops::IncSubtensor>(node.op());
     const ops::IndexSpec spec = op.spec();
     const bool set = op.set();
     const int dev = device_of(inputs, outputs);
+    const cudaStream_t stream = stream_for(where, dev);
     const std::string what = node.describe();
-    const std::vector<Array> hin = host_values(inputs, 2);
+    const std::vector<Array> hin = host_values(where, inputs, 2, node);
     node.op().infer_shape(node, hin);  // bounds in range, y broadcastable to the region
     Array& out = outputs[0];
-    copy_strided(inputs[0], out, dev, what);
+    copy_strided(inputs[0], out, dev, stream, what);
     const Array region = region_of(node, spec, out, std::vector<Array>(hin.begin() + 2, hin.end()));
     if (region.size() == 0) return;
-    if (set) copy_strided(inputs[1], region, dev, what);
-    else add_strided(inputs[1], region, dev, what);
+    if (set) copy_strided(inputs[1], region, dev, stream, what);
+    else add_strided(inputs[1], region, dev, stream, what);
   }
   std::vector<KernelSource> sources(const Apply& node, const std::vector<Array>& inputs,
                                     const KernelOptions&) const override {

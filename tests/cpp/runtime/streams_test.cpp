@@ -51,6 +51,9 @@ TEST(RuntimeStreamsCpu, StreamsAndEventsOfAMissingDeviceAreErrors) {
   EXPECT_NE(error_of<DeviceError>([&] { Stream::of(missing, StreamKind::Copy); }).find(missing.str() + " does not exist"),
             std::string::npos);
   EXPECT_NE(error_of<DeviceError>([&] { Event e(missing); }).find(missing.str() + " does not exist"), std::string::npos);
+  // A user name of a missing device: the same error, before any stream lane is handed out.
+  EXPECT_NE(error_of<DeviceError>([&] { streams_of({"dev9", missing}); }).find(missing.str() + " does not exist"),
+            std::string::npos);
 }
 
 }  // namespace

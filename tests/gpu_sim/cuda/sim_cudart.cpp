@@ -223,6 +223,49 @@ Stream* stream_of(cudaStream_t s) {
   return valid_stream(st) && !st->destroyed ? st : nullptr;
 }
 
+// ---------------------------------------------------------------- counters (sim_counters_abi.h)
+theon_gpu_sim_counters g_counters{};
+struct SyncRecord {
+  const char* call;
+  std::vector<std::pair<const Stream*, uint64_t>> pending;  // streams with work pending then
+};
+constexpr size_t kSyncRecordsKept = 65536;
+std::vector<SyncRecord>& g_syncs = *new std::vector<SyncRecord>;
+uint64_t g_syncs_seen = 0;  // since the last reset (records beyond the kept ones are counted only)
+int g_sync_depth = 0;       // > 0 inside a synchronising call (its inner copies are not counted again)
+
+// Counts a host synchronisation made by `call`; `waits` says whether the work it waits for is
+// pending. Called before the simulator drives that work.
+void note_host_sync(const char* call, bool waits) {
+  if (g_sync_depth > 0) return;
+  ++g_counters.host_syncs;
+  if (waits) ++g_counters.host_waits;
+  if (g_syncs_seen++ >= kSyncRecordsKept) return;
+  SyncRecord r{call, {}};
+  for (const Stream* st : g_streams)
+    if (st->pending()) r.pending.emplace_back(st, st->enqueued - st->executed);
+  g_syncs.push_back(std::move(r));
+}
+
+bool device_pending(int device) {
+  for (const Stream* st : g_streams)
+    if (st->device == device && st->pending()) return true;
+  return false;
+}
+bool any_pending() {
+  for (const Stream* st : g_streams)
+    if (st->pending()) return true;
+  return false;
+}
+
+// The synchronising calls that are built on other counted calls count once.
+struct SyncScope {
+  SyncScope() { ++g_sync_depth; }
+  ~SyncScope() { --g_sync_depth; }
+  SyncScope(const SyncScope&) = delete;
+  SyncScope& operator=(const SyncScope&) = delete;
+};
+
 bool run_one(Stream* s);
 
 // Runs `s` until it has executed `seq` ops, running what its waits depend on first (the
@@ -302,6 +345,7 @@ void implicit_waits(Stream* s) {
 void enqueue(Stream* s, std::function<void()> fn) {
   implicit_waits(s);
   push(s, Op{std::move(fn), nullptr, 0});
+  ++g_counters.operations;
   switch (config().mode) {
     case StreamMode::Eager: drain(s); break;
     case StreamMode::Deferred: break;
@@ -397,6 +441,41 @@ int theon_gpu_sim_device_range(const void* p, size_t bytes) {
 }
 
 int theon_gpu_sim_current_device(void) { return current_device(); }
+
+void theon_gpu_sim_read_counters(struct theon_gpu_sim_counters* out) {
+  Lock lock(g_mu);
+  if (out) *out = g_counters;
+}
+
+void theon_gpu_sim_reset_counters(void) {
+  Lock lock(g_mu);
+  g_counters = {};
+  g_syncs.clear();
+  g_syncs_seen = 0;
+}
+
+uint64_t theon_gpu_sim_pending_at_sync(uint64_t sync, const void* stream) {
+  Lock lock(g_mu);
+  if (sync >= g_syncs.size()) return UINT64_MAX;
+  const Stream* st = stream_of(static_cast<cudaStream_t>(const_cast<void*>(stream)));
+  for (auto& [s, n] : g_syncs[sync].pending)
+    if (s == st) return n;
+  return 0;
+}
+
+uint64_t theon_gpu_sim_device_pending_at_sync(uint64_t sync, int device) {
+  Lock lock(g_mu);
+  if (sync >= g_syncs.size()) return UINT64_MAX;
+  uint64_t total = 0;
+  for (auto& [s, n] : g_syncs[sync].pending)
+    if (s->device == device) total += n;
+  return total;
+}
+
+const char* theon_gpu_sim_sync_call(uint64_t sync) {
+  Lock lock(g_mu);
+  return sync < g_syncs.size() ? g_syncs[sync].call : "";
+}
 
 }  // extern "C"
 
@@ -507,6 +586,7 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
 }
 cudaError_t cudaDeviceSynchronize(void) {
   Lock lock(g_mu);
+  note_host_sync("cudaDeviceSynchronize", device_pending(t_device));
   drain_device(t_device);
   return cudaSuccess;
 }
@@ -593,6 +673,7 @@ cudaError_t cudaMalloc(void** p, size_t size) {
 }
 cudaError_t cudaFree(void* p) {
   Lock lock(g_mu);
+  note_host_sync("cudaFree", any_pending());
   drain_all();  // cudaFree synchronises
   if (!p) return cudaSuccess;
   auto it = g_blocks.find(reinterpret_cast<uintptr_t>(p));
@@ -611,6 +692,7 @@ cudaError_t cudaHostAlloc(void** p, size_t size, unsigned int flags) {
 }
 cudaError_t cudaFreeHost(void* p) {
   Lock lock(g_mu);
+  note_host_sync("cudaFreeHost", any_pending());
   drain_all();
   if (!p) return cudaSuccess;
   auto it = g_blocks.find(reinterpret_cast<uintptr_t>(p));
@@ -661,6 +743,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   Lock lock(g_mu);
   Stream* st = stream_of(s);
   if (!st) return fail(cudaErrorInvalidResourceHandle);
+  note_host_sync("cudaStreamSynchronize", st->pending());
   drain(st);
   return cudaSuccess;
 }
@@ -678,6 +761,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
   auto* ev = reinterpret_cast<Event*>(e);
   if (!st || !g_events.count(ev)) return fail(cudaErrorInvalidResourceHandle);
   if (flags & ~unsigned(cudaEventWaitExternal)) return fail(cudaErrorInvalidValue);
+  ++g_counters.stream_waits;
   if (ev->stream) {
     implicit_waits(st);
     push_wait(st, ev->stream, ev->seq);
@@ -709,6 +793,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   auto* ev = reinterpret_cast<Event*>(e);
   if (!st || !g_events.count(ev)) return fail(cudaErrorInvalidResourceHandle);
   implicit_waits(st);  // a record on the legacy stream also follows the blocking streams
+  ++g_counters.events_recorded;
   ev->stream = st;
   ev->seq = st->enqueued;
   return cudaSuccess;
@@ -717,6 +802,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   Lock lock(g_mu);
   auto* ev = reinterpret_cast<Event*>(e);
   if (!g_events.count(ev)) return fail(cudaErrorInvalidResourceHandle);
+  note_host_sync("cudaEventSynchronize", ev->stream && ev->stream->executed < ev->seq);
   if (ev->stream) drive(ev->stream, ev->seq);
   return cudaSuccess;
 }
@@ -762,7 +848,8 @@ cudaError_t check_copy(void* dst, size_t dst_span, const void* src, size_t src_s
   return cudaSuccess;
 }
 
-cudaError_t submit_copy(Stream* st, bool pageable, std::function<void()> op) {
+cudaError_t submit_copy(Stream* st, bool pageable, std::function<void()> op, const char* call) {
+  if (pageable) note_host_sync(call, st->pending());
   enqueue(st, std::move(op));
   if (pageable) drain(st);
   return cudaSuccess;
@@ -777,10 +864,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
   if (n == 0) return cudaSuccess;
   bool pageable = false;
   if (cudaError_t e = check_copy(dst, n, src, n, kind, pageable); e != cudaSuccess) return fail(e);
-  return submit_copy(st, pageable, [dst, src, n] { std::memmove(dst, src, n); });
+  return submit_copy(st, pageable, [dst, src, n] { std::memmove(dst, src, n); }, "cudaMemcpyAsync (pageable)");
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
   Lock lock(g_mu);
+  note_host_sync("cudaMemcpy", legacy_stream(t_device)->pending());
+  SyncScope counted;
   if (cudaError_t e = cudaMemcpyAsync(dst, src, n, kind, nullptr); e != cudaSuccess) return e;
   drain(legacy_stream(t_device));  // synchronous with respect to the host
   return cudaSuccess;
@@ -798,7 +887,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
   return submit_copy(st, pageable, [=] {
     for (size_t r = 0; r < height; ++r)
       std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
-  });
+  }, "cudaMemcpy2DAsync (pageable)");
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t n,
                                 cudaStream_t s) {
@@ -824,6 +913,7 @@ cudaError_t cudaMemsetAsync(void* dst, int v, size_t n, cudaStream_t s) {
 }
 cudaError_t cudaMemset(void* dst, int v, size_t n) {
   Lock lock(g_mu);
+  note_host_sync("cudaMemset", legacy_stream(t_device)->pending());
   if (cudaError_t e = cudaMemsetAsync(dst, v, n, nullptr); e != cudaSuccess) return e;
   drain(legacy_stream(t_device));
   return cudaSuccess;
@@ -902,6 +992,7 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** arg
   auto run = k->run;
   auto release = k->release;
   const std::string* name = &k->name;
+  ++g_counters.launches;
   enqueue(st, [=]() mutable {
     cfg.kernel_name = name->c_str();
     run(bound, &cfg);

@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include "../sim_counters_abi.h"  // theon_gpu_sim_read_counters and the rest: also simulator-only exports
+
 #include <stddef.h>
 
 #include <cstdint>

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -32,6 +33,7 @@
 
 extern char** environ;
 extern "C" const char* theon_gpu_sim_marker(void);
+#include "../sim_counters_abi.h"
 
 namespace {
 
@@ -420,6 +422,27 @@ TEST(GpuSimCuda, RandomOrderNeedsTheCrossDeviceEventWait) {
     wrong_without += value_of(without.text, "result") == "wrong";
   }
   EXPECT_GT(wrong_without, 0) << "no seed showed the missing event wait";
+}
+
+// The counters (sim_counters_abi.h): the same host synchronisations in every mode; waits and
+// the work pending at each only where work is left queued.
+TEST(GpuSimCuda, CountersCountSyncsWaitsAndThePendingWorkAtEachSync) {
+  const Output deferred = run_child("Counters", {"SIM_STREAMS=deferred"});
+  ASSERT_TRUE(child_passed(deferred)) << deferred.text;
+  const std::vector<std::pair<std::string, std::string>> expected_deferred = {
+      {"launches", "1"}, {"operations", "4"}, {"host_syncs", "2"}, {"host_waits", "1"}, {"events", "1"},
+      {"stream_waits", "1"},
+      {"sync0_s0", "2"},   // memset and launch, not yet run when the host asked for s1
+      {"sync0_s1", "2"},   // its memset and its wait for the event
+      {"sync0_dev0", "4"}, {"sync0_dev1", "0"}, {"sync0_call", "cudaStreamSynchronize"},
+      {"sync1_s0", "0"}, {"sync1_call", "cudaMemcpyAsync(pageable)"}, {"sync2_s0", "none"}};
+  for (auto& [key, value] : expected_deferred) EXPECT_EQ(value_of(deferred.text, key), value) << key << "\n" << deferred.text;
+  const Output eager = run_child("Counters", {"SIM_STREAMS=eager"});
+  ASSERT_TRUE(child_passed(eager)) << eager.text;
+  for (const char* key : {"launches", "operations", "host_syncs", "events", "stream_waits", "sync0_call"})
+    EXPECT_EQ(value_of(eager.text, key), value_of(deferred.text, key)) << key << "\n" << eager.text;
+  EXPECT_EQ(value_of(eager.text, "host_waits"), "0") << eager.text;  // eager: nothing is ever pending
+  EXPECT_EQ(value_of(eager.text, "sync0_dev0"), "0") << eager.text;
 }
 
 TEST(GpuSimCuda, PeerAccessFollowsSimP2P) {
@@ -925,6 +948,47 @@ TEST(SimChild, DISABLED_LegacyOrder) {
   ASSERT_EQ(cudaMemcpyAsync(p1, d, 64, cudaMemcpyDeviceToHost, blocking), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(blocking), cudaSuccess);
   std::printf("blocking=%d nonblocking=%d\n", p1[0], p2[0]);
+}
+
+// Work on two streams of device 0 (s1 waiting for s0's event), one synchronisation of s1,
+// one pageable copy on s0; prints the counters and the pending work at each synchronisation.
+TEST(SimChild, DISABLED_Counters) {
+  cudaStream_t s0 = nullptr, s1 = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 4096), cudaSuccess);
+  cudaEvent_t e = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
+  fill_kernel();  // loaded before counting
+  theon_gpu_sim_reset_counters();
+  ASSERT_EQ(cudaMemsetAsync(d, 0, 1024, s0), cudaSuccess);
+  ASSERT_EQ(launch_fill(d, 1.5f, 256, dim3(1), dim3(256), 0, s0), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(e, s0), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(d + 512, 0, 1024, s1), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(s1, e, 0), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);  // runs s0 up to the event too
+  float host[4] = {0, 0, 0, 0};
+  ASSERT_EQ(cudaMemcpyAsync(host, d, sizeof host, cudaMemcpyDeviceToHost, s0), cudaSuccess);  // pageable: synchronous
+  EXPECT_EQ(host[3], 1.5f);
+  theon_gpu_sim_counters c{};
+  theon_gpu_sim_read_counters(&c);
+  auto pending = [](uint64_t sync, cudaStream_t s) {
+    const uint64_t n = theon_gpu_sim_pending_at_sync(sync, s);
+    return n == UINT64_MAX ? std::string("none") : std::to_string(n);
+  };
+  std::string call1 = theon_gpu_sim_sync_call(1);
+  call1.erase(std::remove(call1.begin(), call1.end(), ' '), call1.end());
+  std::printf("launches=%llu operations=%llu host_syncs=%llu host_waits=%llu events=%llu stream_waits=%llu\n",
+              static_cast<unsigned long long>(c.launches), static_cast<unsigned long long>(c.operations),
+              static_cast<unsigned long long>(c.host_syncs), static_cast<unsigned long long>(c.host_waits),
+              static_cast<unsigned long long>(c.events_recorded), static_cast<unsigned long long>(c.stream_waits));
+  std::printf("sync0_s0=%s sync0_s1=%s sync0_dev0=%llu sync0_dev1=%llu sync0_call=%s sync1_s0=%s sync1_call=%s "
+              "sync2_s0=%s\n",
+              pending(0, s0).c_str(), pending(0, s1).c_str(),
+              static_cast<unsigned long long>(theon_gpu_sim_device_pending_at_sync(0, 0)),
+              static_cast<unsigned long long>(theon_gpu_sim_device_pending_at_sync(0, 1)), theon_gpu_sim_sync_call(0),
+              pending(1, s0).c_str(), call1.c_str(), pending(2, s0).c_str());
 }
 
 TEST(SimChild, DISABLED_Events) {

@@ -7,6 +7,7 @@
 #include "backends/backend.hpp"
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/cuda_runtime.hpp"
 #include "backends/cuda/gpu_test_support.hpp"
 #include "backends/cuda/nvrtc_test_support.hpp"
 #include "graph/node.hpp"
@@ -22,6 +23,9 @@
 
 namespace theon::backends::cuda {
 namespace {
+
+// The device's own context's compute stream (where the 4-argument Kernel::run runs).
+cudaStream_t own_stream(int device) { return CudaRuntime::instance().stream(device); }
 
 using S = ops::ScalarOpId;
 
@@ -75,7 +79,7 @@ graph::VarPtr composite_node(int variant) {
 std::pair<Array, Array> run_both(const graph::Apply& node, const KernelPlan* plan, const std::vector<Array>& host) {
   const Shape shape = node.op().infer_shape(node, host)[0];
   const DType dtype = node.output_raw(0)->type.dtype;
-  std::vector<Array> dev, cpu_out = {Array::empty(shape, dtype)}, gpu_out = {device_empty(shape, dtype, 0)};
+  std::vector<Array> dev, cpu_out = {Array::empty(shape, dtype)}, gpu_out = {device_empty(shape, dtype, 0, own_stream(0))};
   for (size_t i = 0; i < host.size(); ++i)
     dev.push_back(backend().host_input(node, static_cast<int>(i)) ? host[i] : to_device(host[i], kGpu));
   cpu_backend().kernel(node).run(nullptr, node, host, cpu_out);

@@ -72,15 +72,27 @@ TEST(RuntimeStreams, EachContextHasAComputeAndACopyStreamOfItsDevice) {
   THEON_REQUIRE_CUDA_DEVICES(2);
   const ContextMap map = ContextMap::parse("a->cuda1;b->cuda1");
   const ContextStreams a = streams_of(map.resolve("a")), b = streams_of(map.resolve("b"));
-  const ContextStreams zero = streams_of(map.resolve("cuda0"));
-  EXPECT_EQ(a.compute.handle, backends::cuda::CudaRuntime::instance().stream(1));  // the executor's stream
-  EXPECT_EQ(a.copy.handle, backends::cuda::CudaRuntime::instance().copy_stream(1));
+  const ContextStreams own = streams_of(map.resolve("cuda1")), zero = streams_of(map.resolve("cuda0"));
+  // The device's own context keeps the device's streams (DeviceOps' stream-less copies use them).
+  EXPECT_EQ(own.compute.handle, backends::cuda::CudaRuntime::instance().stream(1));
+  EXPECT_EQ(own.copy.handle, backends::cuda::CudaRuntime::instance().copy_stream(1));
+  EXPECT_EQ(own.compute.handle, Stream::of(Device::cuda(1), StreamKind::Compute).handle);
   EXPECT_NE(a.compute.handle, a.copy.handle);
   EXPECT_EQ(a.copy.kind, StreamKind::Copy);
   EXPECT_EQ(a.copy.device, Device::cuda(1));
-  EXPECT_EQ(b.compute.handle, a.compute.handle);  // names of one device share its streams
-  EXPECT_EQ(b.copy.handle, a.copy.handle);
-  EXPECT_NE(zero.copy.handle, a.copy.handle);
+  EXPECT_EQ(a.compute.device, Device::cuda(1));
+  // Two names of one device: two pairs, neither the device's own.
+  const std::set<void*> handles = {a.compute.handle, a.copy.handle, b.compute.handle, b.copy.handle,
+                                   own.compute.handle, own.copy.handle, zero.compute.handle, zero.copy.handle};
+  EXPECT_EQ(handles.size(), 8u);
+  // The same pair on every later call (the table is process-wide).
+  const ContextStreams again = streams_of({"a", Device::cuda(1)});
+  EXPECT_EQ(again.compute.handle, a.compute.handle);
+  EXPECT_EQ(again.copy.handle, a.copy.handle);
+  // A name is a lane per device: "a" on cuda0 is another pair again.
+  const ContextStreams a0 = streams_of({"a", Device::cuda(0)});
+  EXPECT_EQ(a0.compute.device, Device::cuda(0));
+  EXPECT_EQ(handles.count(a0.compute.handle), 0u);
 }
 
 // Like the compute stream, the copy stream is a blocking one: ordered after the legacy
@@ -154,8 +166,12 @@ TEST(RuntimeStreams, EventsOrderWorkAcrossDevicesAndBackToTheComputeStream) {
   Event arrived(Device::cuda(1));
   arrived.record(one.copy);
   one.compute.wait(arrived);
-  zero.compute.wait(arrived);  // the source block is reused in cuda0's compute order: after the copy read it
-  ops().copy(host->data(), Device::cpu(), target->data(), Device::cuda(1), kBytes);  // on cuda1's compute stream
+  // The blocks' home is their device's own stream: their uses on dev1's streams are recorded,
+  // so neither is reused before those uses ran.
+  ops().record_use(*source, one.copy.handle);
+  ops().record_use(*target, one.copy.handle);
+  ops().copy_on(host->data(), Device::cpu(), target->data(), Device::cuda(1), kBytes, one.compute.handle);
+  ops().record_use(*target, one.compute.handle);
   one.compute.synchronize();
   EXPECT_TRUE(all_bytes_are(*host, kNew));
   zero.compute.synchronize();

@@ -4,6 +4,7 @@
 #include "backends/backend.hpp"
 #include "backends/cuda/copy_codegen.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/cuda_runtime.hpp"
 #include "backends/cuda/gpu_test_support.hpp"
 
 #include <theon/theon.hpp>
@@ -15,6 +16,9 @@
 
 namespace theon::backends::cuda {
 namespace {
+
+// The device's own context's compute stream (where the 4-argument Kernel::run runs).
+cudaStream_t own_stream(int device) { return CudaRuntime::instance().stream(device); }
 
 using D = DType;
 
@@ -68,7 +72,7 @@ std::pair<Array, Array> run_both(const Var& v, const std::vector<Array>& host, c
   const bool view = node.op().view_map().count(0) > 0;
   const Shape shape = node.op().infer_shape(node, host)[0];
   std::vector<Array> cout(1), gout(1);
-  if (!view) cout[0] = Array::empty(shape, dt), gout[0] = device_empty(shape, dt, 0);
+  if (!view) cout[0] = Array::empty(shape, dt), gout[0] = device_empty(shape, dt, 0, own_stream(0));
   theon::backends::cpu_backend().kernel(node).run(nullptr, node, host, cout);
   const Kernel& k = backend().kernel(node);
   k.run(nullptr, node, dev, gout);
@@ -89,22 +93,22 @@ TEST(ShapeCudaGpu, StridedCopyMatchesTheHost) {
     for (const Shape& s : std::vector<Shape>{{}, {1}, {0, 3}, {7}, {5, 33}, {3, 4, 5}, {2, 3, 4, 5, 6}})
       for (int variant : {0, 1, 2}) {
         auto [h, d] = view_pair(dt, s, variant, 7);
-        Array out = device_empty(s, dt, 0);
-        copy_strided(d, out, 0);
+        Array out = device_empty(s, dt, 0, own_stream(0));
+        copy_strided(d, out, 0, own_stream(0));
         expect_same(h.copy(), out.to_host());
       }
   // Broadcast rows/scalars, a negative step, a host source, 16-byte units (aligned rows).
   Array h = rnd(D::Float32, {4, 8}, 3), d = to_device(h, kGpu);
-  Array out = device_empty({6, 4, 8}, D::Float32, 0);
-  copy_strided(d, out, 0);
+  Array out = device_empty({6, 4, 8}, D::Float32, 0, own_stream(0));
+  copy_strided(d, out, 0, own_stream(0));
   expect_same(h.broadcast_to({6, 4, 8}).copy(), out.to_host());
-  Array rev = device_empty({4, 8}, D::Float32, 0);
-  copy_strided(d.slice(0, -1, -5, -1), rev, 0);
+  Array rev = device_empty({4, 8}, D::Float32, 0, own_stream(0));
+  copy_strided(d.slice(0, -1, -5, -1), rev, 0, own_stream(0));
   expect_same(h.slice(0, -1, -5, -1).copy(), rev.to_host());
-  copy_strided(h.transpose().transpose(), rev, 0);  // host source: uploaded
+  copy_strided(h.transpose().transpose(), rev, 0, own_stream(0));  // host source: uploaded
   expect_same(h, rev.to_host());
   Array acc = to_device(h, kGpu);
-  add_strided(d.slice(1, 0, 1), acc, 0);  // acc += column 0, broadcast over columns
+  add_strided(d.slice(1, 0, 1), acc, 0, own_stream(0));  // acc += column 0, broadcast over columns
   Array want = h.copy();
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 8; ++j) want.data<float>()[i * 8 + j] += h.data<float>()[i * 8];
@@ -237,7 +241,7 @@ TEST(ShapeCudaGpu, TakeRaisesIndexErrorForHostAndDeviceIndices) {
   Array d = to_device(rnd(D::Float32, {5, 3}, 1), kGpu);
   Array bad = Array::from_vector<int64_t>({1, 2, -7, 9});
   for (const Array& idx : {bad, to_device(bad, kGpu)}) {
-    std::vector<Array> out = {device_empty({4, 3}, D::Float32, 0)};
+    std::vector<Array> out = {device_empty({4, 3}, D::Float32, 0, own_stream(0))};
     try {
       backend().kernel(node).run(nullptr, node, {d, idx}, out);
       ADD_FAILURE() << "no IndexError";
