@@ -67,6 +67,10 @@ const std::vector<DeviceInfo>& devices() {
 }
 
 const DeviceInfo& device_info(Device device) {
+  if (device.is_cpu()) {  // the CPU's entry without listing CUDA devices (loads no device library)
+    static const DeviceInfo cpu = cpu_info();
+    return cpu;
+  }
   const std::vector<DeviceInfo>& list = devices();
   for (const DeviceInfo& d : list)
     if (d.device == device) return d;

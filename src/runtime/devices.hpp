@@ -29,6 +29,7 @@ struct DeviceInfo {
 /// The CPU first, then cuda0 .. cudaN-1. Queried once per process.
 const std::vector<DeviceInfo>& devices();
 /// One device's entry; a DeviceError naming the devices that exist when it is not one of them.
+/// The CPU's entry is answered without listing CUDA devices (no device library is opened).
 const DeviceInfo& device_info(Device device);
 
 }  // namespace theon::runtime

@@ -114,12 +114,14 @@ def test_print_active_device_prints_each_mapping_once_to_stderr():
             "print('cuda loaded at import:', 'libtheon_cuda' in maps, flush=True)\n"
             "import sys; print('--first use--', file=sys.stderr, flush=True)\n"
             "v = theon.shared(np.ones(2, dtype='float32'), target='dev0')\n"
+            "maps = open('/proc/self/maps').read()\n"
+            "print('cuda loaded by a cpu map:', 'libtheon_cuda' in maps, flush=True)\n"
             "print('--second use--', file=sys.stderr, flush=True)\n"
             "theon.function([], v.transfer('dev1') * 2)()\n")
     cpu = theon.gpuarray.type.get_context("cpu").description  # "cpu: <model>"
     r = run(code, THEON_FLAGS="contexts=dev0->cpu; dev1 -> cpu")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "cuda loaded at import: False\n"
+    assert r.stdout == "cuda loaded at import: False\ncuda loaded by a cpu map: False\n"
     assert r.stderr == (f"--first use--\nMapped name dev0 to device {cpu}\nMapped name dev1 to device {cpu}\n"
                         "--second use--\n"), r.stderr
     r = run(code, THEANO_FLAGS="contexts=dev0->cpu;dev1->cpu,print_active_device=False")
