@@ -18,8 +18,10 @@ std::shared_ptr<Program> lower(std::shared_ptr<graph::FunctionGraph> fgraph, con
   prog->device = target.device.str();
   if (!target.fallback_reason.empty()) prog->fallback_notes.push_back(target.fallback_reason);
 
+  rewrite::Target passes = target.passes();
+  passes.kernel_options = options.kernel_options;
   prog->passes = rewrite::optimize(*fgraph, options.mode, options.optimizer_including, options.optimizer_excluding,
-                                   target.passes(), options.optimizer_requiring);
+                                   passes, options.optimizer_requiring);
   Placement placement = place(*fgraph, target);
   const Homes homes = place_leaves(*fgraph, placement, options.input_devices);
   insert_transfers(*fgraph, placement, homes);

@@ -40,7 +40,11 @@ struct LoweringTarget {
   std::string fallback_reason;             // why GPUs asked for are not used ("" when they are)
   bool plan_only = false;                  // LowerOptions::plan_only
   runtime::ContextMap contexts;            // LowerOptions::contexts
-  rewrite::Target passes() const { return {device}; }
+  rewrite::Target passes() const {
+    rewrite::Target t;
+    t.device = device;
+    return t;
+  }
   /// The default context: named as its device ("cpu", "cuda0").
   runtime::Context default_context() const { return {device.str(), device}; }
   /// The context of `name` (a user name of the map, or a device's name). After a fallback a
