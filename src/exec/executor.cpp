@@ -205,11 +205,16 @@ void prepare_state(const compile::Program& program, ExecState& state) {
   }
   state.context_done.clear();
   state.context_done.resize(contexts);
+  state.named_gpu_contexts = false;
   for (size_t k = 0; k < program.contexts.size(); ++k) {
     const runtime::Context& c = program.contexts[k];
-    if (c.device.is_cuda() && c.name != c.device.str() && !state.lanes[k].empty())
+    if (c.device.is_cuda() && c.name != c.device.str() && !state.lanes[k].empty()) {
       state.context_done[k] = std::make_unique<runtime::Event>(c.device);
+      state.named_gpu_contexts = true;
+    }
   }
+  state.sequential_threads = 0;
+  for (int threads : state.lane_threads) state.sequential_threads = std::max(state.sequential_threads, threads);
 }
 
 // One shared variable's value into `dst`. While the variable's version is the one `cache`
@@ -289,23 +294,27 @@ MemoryStats ExecState::stats() const {
 
 namespace {
 
-// What one call shares between the threads that run its lanes.
+// What one call's thunks share (a Program of one CPU context: the caller's thread only).
 struct Call {
-  Call(const compile::Program& p, ExecState& s, const std::string& label, NodeHook* h, runtime::Observer* w)
-      : program(p), state(s), function_label(label), hook(h), watcher(w) {}
   const compile::Program& program;
   ExecState& state;
   const std::string& function_label;
   NodeHook* hook;
   runtime::Observer* watcher;
-  // Multi-lane calls only:
+  int host_waits = 0;  // on the caller's thread (sequential calls)
+  struct Lanes* lanes = nullptr;  // the lanes' shared state, in a multi-lane call
+};
+
+// What the lanes of one multi-lane call share (kept out of Call: a one-context call builds
+// no mutex, condition variable or flags).
+struct Lanes {
   std::unique_ptr<std::atomic<bool>[]> finished;  // per thunk: done (CPU) or issued (GPU)
   std::atomic<int> host_waits{0};
   std::mutex mutex;
   std::condition_variable changed;
-  bool stop = false;                  // a lane failed (mutex)
-  std::exception_ptr error;           // the first failure (mutex)
-  int running = 0;                    // lanes not yet returned (mutex)
+  bool stop = false;         // a lane failed (mutex)
+  std::exception_ptr error;  // the first failure (mutex)
+  int running = 0;           // lanes not yet returned (mutex)
 };
 
 // The ordering of the edges into thunk `t` from other contexts (dependencies.hpp). In a
@@ -320,7 +329,8 @@ void wait_edges(Call& call, const compile::Thunk& th) {
       th.exec.stream.wait(done);
     } else {
       done.synchronize();
-      call.host_waits.fetch_add(1, std::memory_order_relaxed);
+      if (call.lanes) call.lanes->host_waits.fetch_add(1, std::memory_order_relaxed);
+      else ++call.host_waits;
     }
   }
 }
@@ -454,14 +464,15 @@ class Workers {
 
 // Waits until thunk `p` of another lane has finished (CPU) or been issued (GPU); false when
 // the call stopped meanwhile.
-bool wait_for(Call& call, int p) {
-  if (call.finished[p].load(std::memory_order_acquire)) return true;
-  std::unique_lock<std::mutex> lock(call.mutex);
-  call.changed.wait(lock, [&] { return call.stop || call.finished[p].load(std::memory_order_acquire); });
-  return !call.stop;
+bool wait_for(Lanes& lanes, int p) {
+  if (lanes.finished[p].load(std::memory_order_acquire)) return true;
+  std::unique_lock<std::mutex> lock(lanes.mutex);
+  lanes.changed.wait(lock, [&] { return lanes.stop || lanes.finished[p].load(std::memory_order_acquire); });
+  return !lanes.stop;
 }
 
 void run_lane(Call& call, size_t lane) {
+  Lanes& lanes = *call.lanes;
   try {
     const compile::Program& program = call.program;
     const bool on_cpu = program.contexts[lane].device.is_cpu();
@@ -471,52 +482,55 @@ void run_lane(Call& call, size_t lane) {
     for (int t : call.state.lanes[lane]) {
       const compile::Thunk& th = program.thunks[t];
       for (int p : th.after)
-        if (!wait_for(call, p)) return;
+        if (!wait_for(lanes, p)) return;
       {
-        std::lock_guard<std::mutex> lock(call.mutex);
-        if (call.stop) return;
+        std::lock_guard<std::mutex> lock(lanes.mutex);
+        if (lanes.stop) return;
       }
       run_thunk(call, static_cast<size_t>(t));
       if (th.signals) {
-        call.finished[t].store(true, std::memory_order_release);
-        std::lock_guard<std::mutex> lock(call.mutex);  // no reader misses the notification
-        call.changed.notify_all();
+        lanes.finished[t].store(true, std::memory_order_release);
+        std::lock_guard<std::mutex> lock(lanes.mutex);  // no reader misses the notification
+        lanes.changed.notify_all();
       }
     }
   } catch (...) {
-    std::lock_guard<std::mutex> lock(call.mutex);
-    if (!call.error) call.error = std::current_exception();
-    call.stop = true;
-    call.changed.notify_all();
+    std::lock_guard<std::mutex> lock(lanes.mutex);
+    if (!lanes.error) lanes.error = std::current_exception();
+    lanes.stop = true;
+    lanes.changed.notify_all();
   }
 }
 
 void run_lanes(Call& call) {
   const compile::Program& program = call.program;
   backends::cpu::OpenBlasSingleThread one_blas_thread;  // the lanes are the parallelism
-  call.finished = std::make_unique<std::atomic<bool>[]>(program.thunks.size());
-  for (size_t t = 0; t < program.thunks.size(); ++t) call.finished[t].store(false, std::memory_order_relaxed);
-  std::vector<size_t> lanes;
+  Lanes lanes;
+  call.lanes = &lanes;
+  lanes.finished = std::make_unique<std::atomic<bool>[]>(program.thunks.size());
+  for (size_t t = 0; t < program.thunks.size(); ++t) lanes.finished[t].store(false, std::memory_order_relaxed);
+  std::vector<size_t> order;
   for (size_t k = 0; k < call.state.lanes.size(); ++k)
-    if (!call.state.lanes[k].empty()) lanes.push_back(k);
-  call.running = static_cast<int>(lanes.size());
-  auto lane_done = [&call] {
-    std::lock_guard<std::mutex> lock(call.mutex);
-    --call.running;
-    call.changed.notify_all();
+    if (!call.state.lanes[k].empty()) order.push_back(k);
+  lanes.running = static_cast<int>(order.size());
+  auto lane_done = [&lanes] {
+    std::lock_guard<std::mutex> lock(lanes.mutex);
+    --lanes.running;
+    lanes.changed.notify_all();
   };
-  for (size_t i = 1; i < lanes.size(); ++i)
-    Workers::instance().start([&call, lane = lanes[i], lane_done] {
+  for (size_t i = 1; i < order.size(); ++i)
+    Workers::instance().start([&call, lane = order[i], lane_done] {
       run_lane(call, lane);
       lane_done();
     });
-  if (!lanes.empty()) {
-    run_lane(call, lanes[0]);
+  if (!order.empty()) {
+    run_lane(call, order[0]);
     lane_done();
   }
-  std::unique_lock<std::mutex> lock(call.mutex);
-  call.changed.wait(lock, [&] { return call.running == 0; });
-  if (call.error) std::rethrow_exception(call.error);
+  std::unique_lock<std::mutex> lock(lanes.mutex);
+  lanes.changed.wait(lock, [&] { return lanes.running == 0; });
+  call.host_waits = lanes.host_waits.load(std::memory_order_relaxed);
+  if (lanes.error) std::rethrow_exception(lanes.error);
 }
 
 }  // namespace
@@ -539,26 +553,28 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
   }
 
   state.begin_call();
-  Call call(program, state, function_label, hook, runtime::observer());  // one branch per thunk when nobody watches
+  Call call{program, state, function_label, hook, runtime::observer()};  // one branch per thunk when nobody watches
   if (program.cpu_contexts > 1) {
     run_lanes(call);
   } else {
-    // The frozen loop threshold for the CPU loops; the budget of the one CPU context (0: the
-    // thread's own count, unless context_threads set one).
-    int threads = 0;
-    for (size_t k = 0; k < state.lane_threads.size(); ++k) threads = std::max(threads, state.lane_threads[k]);
-    const backends::cpu::LoopBudgetScope budget({program.options.openmp_elemwise_minsize, threads});
+    // The frozen loop threshold for the CPU loops and the budget of the one CPU context (0:
+    // the thread's own count, unless context_threads set one). With the defaults (what a
+    // thread outside any scope has) nothing is set: the per-call cost stays as before.
+    std::optional<backends::cpu::LoopBudgetScope> budget;
+    if (program.options.openmp_elemwise_minsize != backends::cpu::LoopBudget().minsize || state.sequential_threads > 0)
+      budget.emplace(backends::cpu::LoopBudget{program.options.openmp_elemwise_minsize, state.sequential_threads});
     for (size_t t = 0; t < program.thunks.size(); ++t) run_thunk(call, t);
   }
   // Each named GPU context's work is ordered before what the device's own stream does next
   // (the outputs' copies to the host), on the device: no host wait.
-  for (size_t k = 0; k < state.context_done.size(); ++k)
-    if (state.context_done[k]) {
-      const runtime::Context& c = program.contexts[k];
-      state.context_done[k]->record(runtime::streams_of(c).compute);
-      runtime::Stream::of(c.device, runtime::StreamKind::Compute).wait(*state.context_done[k]);
-    }
-  state.host_waits = call.host_waits.load(std::memory_order_relaxed);
+  if (state.named_gpu_contexts)
+    for (size_t k = 0; k < state.context_done.size(); ++k)
+      if (state.context_done[k]) {
+        const runtime::Context& c = program.contexts[k];
+        state.context_done[k]->record(runtime::streams_of(c).compute);
+        runtime::Stream::of(c.device, runtime::StreamKind::Compute).wait(*state.context_done[k]);
+      }
+  state.host_waits = call.host_waits;
   std::vector<Array> results;
   results.reserve(program.output_slots.size());
   for (int s : program.output_slots) results.push_back(slots[s]);

@@ -108,11 +108,13 @@ struct ExecState {
   /// Per context: its thunks in program order (a lane), and its thread budget.
   std::vector<std::vector<int>> lanes;
   std::vector<int> lane_threads;
+  int sequential_threads = 0;  // the budget of a Program run on the caller's thread alone
   /// Per thunk that signals and runs on a GPU: the event recorded after it.
   std::vector<std::unique_ptr<runtime::Event>> events;
   /// Per context on a GPU that is not the device's own: an event recorded after the call's
   /// work there, which the device's own stream waits on before the outputs are copied.
   std::vector<std::unique_ptr<runtime::Event>> context_done;
+  bool named_gpu_contexts = false;  // some context_done entry is set
   /// Host waits on a device event in the last call (GPU producer, CPU reader).
   int host_waits = 0;
 
