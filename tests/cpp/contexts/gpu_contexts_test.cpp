@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iostream>
 
 namespace theon {
 namespace {
@@ -41,6 +42,17 @@ std::vector<Array> seed_program(const std::vector<Array>& values, bool pin) {
   Var moved = pin ? Var(ops::transfer(d1.node(), "dev0")) : d1;
   Var back = pin ? Var(ops::transfer(tensor::tanh(d0 + moved).node(), "dev1")) : tensor::tanh(d0 + moved);
   Function f = function({}, {d0, d1, back * 2.0f + d1});
+  if (pin) {  // each product runs on its context's device
+    const auto program = f.impl()->program_for({}).program;
+    std::vector<std::string> dots;
+    for (auto& t : program->thunks)
+      if (t.node->op().kind() == graph::OpKind::Dot || t.node->op().kind() == graph::OpKind::Gemm)
+        dots.push_back(t.exec.context.name + "@" + t.dev.str());
+    const std::string map = config().contexts;
+    const std::string dev1 = map.find("dev1->cuda1") != std::string::npos ? "cuda1" : "cuda0";
+    EXPECT_EQ(dots, (std::vector<std::string>{"dev0@cuda0", "dev1@" + dev1})) << f.explain();
+    if (const char* show = std::getenv("THEON_SHOW_EXPLAIN"); show && *show == '1') std::cerr << f.explain();
+  }
   std::vector<Array> out;
   for (int call = 0; call < 2; ++call) out = f({});  // a warm call too
   return out;
