@@ -265,22 +265,7 @@ void load_leaves(const compile::Program& program, ExecState& state) {
 
 }  // namespace
 
-void ExecState::begin_call() {
-  for (BufferPool& p : pools) p.begin_call();
-  host_waits = 0;
-}
-
-void ExecState::end_call() {
-  for (BufferPool& p : pools) p.end_call();
-}
-
-bool ExecState::owned(const Array& a) const {
-  for (const BufferPool& p : pools)
-    if (p.owned(a)) return true;
-  return false;
-}
-
-MemoryStats ExecState::stats() const {
+MemoryStats ExecState::summed_stats() const {
   MemoryStats s;
   for (const BufferPool& p : pools) {
     const MemoryStats& c = p.stats();

@@ -118,12 +118,26 @@ struct ExecState {
   /// Host waits on a device event in the last call (GPU producer, CPU reader).
   int host_waits = 0;
 
-  void begin_call();
-  void end_call();
+  // (Inline, with the one-context case first: they are on every call's path.)
+  void begin_call() {
+    for (BufferPool& p : pools) p.begin_call();
+    host_waits = 0;
+  }
+  void end_call() {
+    for (BufferPool& p : pools) p.end_call();
+  }
   /// Did this call allocate the buffer (in any context)?
-  bool owned(const Array& a) const;
+  bool owned(const Array& a) const {
+    if (pools.size() == 1) return pools[0].owned(a);
+    for (const BufferPool& p : pools)
+      if (p.owned(a)) return true;
+    return false;
+  }
   /// This call's memory report: the contexts' reports summed.
-  MemoryStats stats() const;
+  MemoryStats stats() const { return pools.size() == 1 ? pools[0].stats() : summed_stats(); }
+
+ private:
+  MemoryStats summed_stats() const;
 };
 
 /// Called around each thunk of a call with its values (Theano's MonitorMode; the observer
