@@ -13,6 +13,7 @@
 #include "exec/function_impl.hpp"
 #include "graph/print.hpp"
 #include "ops/transfer.hpp"
+#include "stderr_of.hpp"
 
 #include <theon/theon.hpp>
 
@@ -371,6 +372,35 @@ TEST(ContextExecution, AHandoverBetweenContextsOfOneDeviceCopiesNothing) {
   const std::vector<double> got = f({})[0].to_vector<double>();
   ASSERT_EQ(got.size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], std::exp(i + 1.0) * 3, 1e-12);
+}
+
+TEST(ContextExecution, GpuContextsWithoutACudaDeviceFollowOnFallback) {
+  if (cuda_status().ok) GTEST_SKIP() << "a CUDA device is present (tests/cpp/contexts/gpu_contexts_test.cpp)";
+  ContextsFlag flag("dev0->cuda0;dev1->cuda0");
+  std::string saved = config().on_fallback;
+  struct Restore {
+    std::string& saved;
+    ~Restore() { config().on_fallback = saved; }
+  } restore{saved};
+  SharedVar s0, s1;
+  config().on_fallback = "raise";
+  try {
+    two_subgraphs(s0, s1);
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("asked for context dev0 (cuda0) but no CUDA device available"), std::string::npos)
+        << e.what();
+  }
+  config().on_fallback = "warn";
+  Function f;
+  const std::string warned = testing_util::stderr_of([&] { f = two_subgraphs(s0, s1); });
+  EXPECT_NE(warned.find("asked for context dev0 (cuda0) but no CUDA device available"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("every node runs on the CPU"), std::string::npos) << warned;
+  // Each named context keeps its name, on the CPU: two cpu contexts.
+  EXPECT_EQ(program_of(f, {})->cpu_contexts, 2) << f.explain();
+  EXPECT_NE(f.explain().find("[dev1 (cpu), kernel"), std::string::npos) << f.explain();
+  const auto got = f({});
+  EXPECT_NEAR(got[0].to_vector<double>()[0], std::exp(1.0) * 2, 1e-12);
 }
 
 TEST(ContextGradient, ThroughTransfersBetweenContexts) {
