@@ -30,6 +30,7 @@ struct KernelOptions {
   bool allow_tf32 = false;     // cuBLAS may use TF32 tensor cores for float32
   bool deterministic = false;  // no atomics whose order changes float results
   bool fmad = false;           // NVRTC may contract a*b+c into FMA
+  int64_t openmp_elemwise_minsize = 200000;  // from how many elements a CPU loop splits (parallel.hpp)
   /// The values config() holds now.
   static KernelOptions from_config();
   bool operator==(const KernelOptions&) const = default;

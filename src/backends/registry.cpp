@@ -14,6 +14,7 @@ KernelOptions KernelOptions::from_config() {
   o.allow_tf32 = c.allow_tf32;
   o.deterministic = c.deterministic;
   o.fmad = c.fmad;
+  o.openmp_elemwise_minsize = c.openmp_elemwise_minsize;
   return o;
 }
 

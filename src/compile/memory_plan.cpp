@@ -14,6 +14,14 @@ void plan_memory(Program& prog) {
       if (last[s] < 0) last[s] = static_cast<int>(i);  // unused outputs die where they are made
   }
   std::vector<bool> keep(prog.num_slots, false);
+  // A value read in another context than its writer's lives to the end of the call: its
+  // readers run on other workers or streams, in no order with the writer's context after the
+  // crossing, and each context recycles only its own buffers (its pool).
+  std::vector<int> written_in(prog.num_slots, -1);
+  for (auto& t : prog.thunks)
+    for (int s : t.outputs) written_in[s] = t.context_index;
+  for (auto& t : prog.thunks)
+    for (int s : t.inputs) keep[s] = keep[s] || (written_in[s] >= 0 && written_in[s] != t.context_index);
   for (int s : prog.output_slots) keep[s] = true;
   for (int s : prog.input_slots) keep[s] = true;
   for (auto& [s, v] : prog.leaves) keep[s] = true;

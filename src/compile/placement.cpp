@@ -1,6 +1,7 @@
 #include "compile/placement.hpp"
 
 #include "backends/registry.hpp"
+#include "graph/contexts.hpp"
 #include "ops/transfer.hpp"
 
 #include <theon/error.hpp>
@@ -11,10 +12,30 @@ namespace theon::compile {
 
 using graph::VarKind;
 
-LoweringTarget resolve_target(const LowerOptions& options) {
+runtime::Context LoweringTarget::resolve(const std::string& name) const {
+  runtime::Context c = contexts.resolve(name);
+  if (!fallback_reason.empty() && c.device.is_cuda())
+    return c.name == c.device.str() ? runtime::Context{"cpu", Device::cpu()} : runtime::Context{c.name, Device::cpu()};
+  return c;
+}
+
+const backends::Backend* LoweringTarget::gpu_backend(Device d) const {
+  if (gpu && d == device) return gpu;
+  for (auto& [known, backend] : gpu_backends_)
+    if (known == d) return backend;
+  const backends::Backend* backend = backends::backend_for(d, plan_only);
+  if (!backend) throw DeviceError("context on " + d.str() + ": the CUDA backend could not be loaded");
+  gpu_backends_.emplace_back(d, backend);
+  return backend;
+}
+
+LoweringTarget resolve_target(const LowerOptions& options) { return resolve_target(options, Device::parse(options.device)); }
+
+LoweringTarget resolve_target(const LowerOptions& options, Device device) {
   LoweringTarget target;
-  target.device = Device::parse(options.device);
+  target.device = device;
   target.plan_only = options.plan_only;
+  target.contexts = options.contexts;
   if (!options.fallback_reason.empty()) {  // function() already warned or raised
     target.fallback_reason = options.fallback_reason;
     target.device = Device::cpu();
@@ -36,19 +57,21 @@ bool small_integer(const graph::Variable& v) {
   return t.dims[0] >= 0 && t.dims[0] <= 8;
 }
 
-// Where one node runs, given whether it is shape arithmetic.
-NodePlacement place_node(const graph::Apply& node, const LoweringTarget& target, bool host_shape_work) {
+// Where one node runs, given its context (and why it is there) and whether it is shape
+// arithmetic.
+NodePlacement place_node(const graph::Apply& node, const LoweringTarget& target, const runtime::Context& context,
+                         const std::string& why, bool host_shape_work) {
   const backends::Backend* cpu = backends::backend_for(Device::cpu());
-  if (auto* transfer = graph::op_if<ops::Transfer>(node.op()))
-    return {transfer->target(), cpu, "an explicit transfer", false};  // the CPU's Transfer kernel copies anywhere
-  if (!target.fallback_reason.empty()) return {Device::cpu(), cpu, "fallback: " + target.fallback_reason, false};
-  if (target.device.is_cpu()) return {Device::cpu(), cpu, "device=cpu", false};
-  if (host_shape_work) return {Device::cpu(), cpu, "shape arithmetic stays on the host", false};
-  if (backends::Support s = target.gpu->supports(node); s.ok)
-    return {target.device, target.gpu, "device=" + target.device.str() + (s.reason.empty() ? "" : " (" + s.reason + ")"),
-            false};
+  const runtime::Context host{"cpu", Device::cpu()};
+  if (graph::op_if<ops::Transfer>(node.op()))  // the CPU's Transfer kernel copies anywhere
+    return {context.device, cpu, "an explicit transfer", false, context, context};
+  if (context.device.is_cpu()) return {Device::cpu(), cpu, why, false, context, context};
+  if (host_shape_work) return {Device::cpu(), cpu, "shape arithmetic stays on the host", false, context, host};
+  const backends::Backend* gpu = target.gpu_backend(context.device);
+  if (backends::Support s = gpu->supports(node); s.ok)
+    return {context.device, gpu, why + (s.reason.empty() ? "" : " (" + s.reason + ")"), false, context, context};
   else
-    return {Device::cpu(), cpu, "fallback: " + s.reason, true};
+    return {Device::cpu(), cpu, "fallback: " + s.reason, true, context, host};
 }
 
 }  // namespace
@@ -58,6 +81,21 @@ Placement place(const graph::FunctionGraph& fgraph, const LoweringTarget& target
   // Variables that hold shape values: outputs of Shape, small integer constants, and small
   // integer results computed from those alone.
   std::unordered_set<const graph::Variable*> shape_values;
+  std::unordered_map<std::string, runtime::Context> resolved;  // name -> context, each resolved once
+  std::unordered_map<const graph::Apply*, graph::NodeContext> names;
+  auto context_named = [&](const std::string& name, const graph::Variable& pinned) -> const runtime::Context& {
+    auto it = resolved.find(name);
+    if (it != resolved.end()) return it->second;
+    try {
+      return resolved.emplace(name, target.resolve(name)).first->second;
+    } catch (Error& e) {
+      e.add_context("placing " + pinned.label() + ", pinned to context '" + name + "'");
+      throw;
+    }
+  };
+  const runtime::Context default_context = target.default_context();
+  const std::string default_why =
+      target.fallback_reason.empty() ? "device=" + target.device.str() : "fallback: " + target.fallback_reason;
   for (auto& node : fgraph.nodes()) {
     bool from_shapes = true;
     for (auto& in : node->inputs()) {
@@ -69,7 +107,27 @@ Placement place(const graph::FunctionGraph& fgraph, const LoweringTarget& target
     const bool host_shape_work = keeps_on_host(*node) || (from_shapes && outputs_small && !node->inputs().empty());
     if (host_shape_work)
       for (int o = 0; o < node->num_outputs(); ++o) shape_values.insert(node->output_raw(o));
-    NodePlacement p = place_node(*node, target, host_shape_work);
+    // Theano's infer_context_name (graph/contexts.hpp): a pinned output, else the first input
+    // with a context.
+    const graph::NodeContext named = graph::infer_context(*node, names);
+    names.emplace(node.get(), named);
+    const runtime::Context* context = &default_context;
+    std::string why = default_why;
+    if (named.decided_by == -1) {
+      const graph::Variable* pinned = node->output_raw(0);
+      for (int o = 0; o < node->num_outputs(); ++o)
+        if (!node->output_raw(o)->type.context.empty()) {
+          pinned = node->output_raw(o);
+          break;
+        }
+      context = &context_named(named.name, *pinned);
+      why = "pinned to " + named.name;
+    } else if (named.decided_by >= 0) {
+      const graph::Variable& in = *node->input(named.decided_by);
+      context = &context_named(named.name, in);
+      why = "follows its input " + in.label() + " (" + named.name + ")";
+    }
+    NodePlacement p = place_node(*node, target, *context, why, host_shape_work);
     if (p.device.is_cpu()) {
       const backends::Support s = p.backend->supports(*node);
       if (!s.ok) throw InternalError(node->describe() + ": the CPU backend does not support it: " + s.reason);
@@ -113,6 +171,10 @@ Device location(const graph::Variable& v, const Placement& placement, const Home
   if (v.owner) return placement.at(v.owner).device;
   auto it = homes.find(&v);
   return it == homes.end() ? Device::cpu() : it->second;
+}
+
+const runtime::Context* written_in(const graph::Variable& v, const Placement& placement) {
+  return v.owner ? &placement.at(v.owner).runs_in : nullptr;
 }
 
 }  // namespace theon::compile

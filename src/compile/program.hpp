@@ -1,14 +1,27 @@
 // Program: a FunctionGraph lowered for execution. Every variable gets a slot; each node
 // (Transfers included: they are graph nodes) becomes a thunk with its backend kernel and
-// prepared plan, its device and the slots it reads and writes; each thunk lists the slots
-// whose last reader it is, so the executor can recycle their buffers as soon as they are
-// dead (the memory plan). lower() is the recipe; each step has its own file (lower.cpp).
+// prepared plan, its context (name, device, stream, thread budget) and the slots it reads and
+// writes; each thunk lists the slots whose last reader it is, so the executor can recycle
+// their buffers as soon as they are dead (the memory plan). lower() is the recipe; each step
+// has its own file (lower.cpp).
+//
+// Contexts (DESIGN.md "Multi-GPU contexts"): one Program may span several. Each thunk runs in
+// one context (Thunk::exec.context, Thunk::context_index into Program::contexts). A value read
+// in another context than the one that wrote it crosses: lowering inserts a Transfer there
+// (placement.hpp, transfers.hpp) and plans the ordering (dependencies.hpp): the reader lists
+// the writer in `after`, the writer `signals`. Between two devices a Transfer copies. Between
+// two contexts of ONE device (dev0->cuda0;dev1->cuda0, or two cpu contexts) it is a handover:
+// the same memory, no copy (the thunk passes its input through), ordered like any crossing —
+// on a GPU by an event recorded after the writer on its stream and waited on by the reader's
+// stream; on the CPU the reader's worker waits for the writer to have finished.
 #pragma once
 #include "backends/backend.hpp"
 #include "graph/function_graph.hpp"
 #include "rewrite/pipeline.hpp"
+#include "runtime/contexts.hpp"
 #include "runtime/observer.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +29,7 @@
 namespace theon::compile {
 
 struct Program;
+struct LoweringTarget;
 
 struct Thunk {
   graph::ApplyPtr node;
@@ -65,10 +79,15 @@ struct Program {
   std::vector<Thunk> thunks;
   std::vector<rewrite::PassRecord> passes;              // what the optimizer did
   backends::KernelOptions options;                      // frozen when the function was compiled
-  std::string device;                                   // where the program was asked to run
-  /// The contexts its thunks run on, the default one (the device flag's, or a context
-  /// scope's) first. One Function may span several.
+  std::string device;                                   // the default context's device ("cpu", "cuda0")
+  /// The contexts its thunks run on, the default one (the device flag's) first (listed even
+  /// when no thunk runs there). One Function may span several.
   std::vector<runtime::Context> contexts;
+  /// Per context: how many thunks run there.
+  std::vector<int> context_thunks;
+  /// Contexts on the CPU with at least one thunk: with two or more, the executor runs each on
+  /// its own worker thread (executor.hpp).
+  int cpu_contexts = 0;
   std::vector<Device> slot_device;                      // where each slot's value lives
   /// Per leaf (same order as `leaves`): the device its value is expected on. A shared
   /// variable moved elsewhere since compilation is copied per call (correct, not free).
@@ -102,6 +121,19 @@ struct LowerOptions {
   /// Place on the requested GPU even without a usable device, copying nothing (the NVRTC
   /// sweep: kernels are chosen and compiled, never run).
   bool plan_only = false;
+  /// The `contexts` flag, parsed (runtime::ContextMap::parse): the user's names. Pinned names
+  /// (TensorType::context) are resolved through it; a device's own name always resolves.
+  runtime::ContextMap contexts;
+  /// The thread budget of CPU contexts, by context name: the OpenMP threads a worker running
+  /// that context's thunks uses (omp_set_num_threads; ExecContext::threads). A context not
+  /// listed, or listed with 0, gets the default: the machine's cores (omp_get_max_threads of
+  /// the process) divided by the number of CPU contexts the Program uses, at least 1. A Program
+  /// with one CPU context runs it on the caller's thread with the process's count unless
+  /// listed. (The API fills this from the `context_threads` flag, "dev0->1;dev1->3".)
+  std::map<std::string, int> context_threads;
+  /// The device flag, parsed and checked once by function() (resolve_target); lower() resolves
+  /// the options itself when it is null (tests, tools).
+  std::shared_ptr<const LoweringTarget> target;
 };
 
 /// Optimizes (per mode) and lowers a FunctionGraph: placement, transfers, thunks, kernels

@@ -76,8 +76,8 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     t.node = node;
     t.dev = where.device;
     t.device = where.device.str();
-    t.exec.context = {t.device, where.device};  // the device's own context (streams bound by bind_streams)
-    t.exec.stream = {where.device, runtime::StreamKind::Compute, nullptr};
+    t.exec.context = where.runs_in;
+    t.exec.stream = {where.device, runtime::StreamKind::Compute, nullptr};  // bound by bind_streams
     t.reason = where.reason;
     t.is_transfer = node->op().kind() == graph::OpKind::Transfer;
     t.provenance = provenance_of(*node);
@@ -95,6 +95,9 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
       const bool valid = it != through.end() && it->second >= 0 && it->second < static_cast<int>(node->inputs().size());
       t.pass_through.push_back(valid && views.count(i) == 0 ? it->second : -1);
     }
+    // A transfer between two contexts of one device is a handover: the reader gets the same
+    // array (no copy); the ordering is the dependency plan's (dependencies.hpp).
+    if (t.is_transfer && location(*node->input(0), placement, homes) == where.device) t.pass_through = {0};
     if (where.fallback) {
       ++prog.num_fallbacks;
       prog.fallback_notes.push_back(node->op().display() + " (" + node->output_raw(0)->label() + "): " +
@@ -104,6 +107,30 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     prog.thunks.push_back(std::move(t));
   }
   for (auto& out : fgraph.outputs()) prog.output_slots.push_back(slot_of(out));
+}
+
+void list_contexts(Program& prog, const runtime::Context& default_context) {
+  auto& cs = prog.contexts;
+  cs = {default_context};
+  for (Thunk& t : prog.thunks) {
+    const auto it = std::find_if(cs.begin(), cs.end(), [&](const runtime::Context& c) { return c.name == t.exec.context.name; });
+    t.context_index = static_cast<int>(it - cs.begin());
+    if (it == cs.end()) cs.push_back(t.exec.context);
+  }
+  prog.context_thunks.assign(cs.size(), 0);
+  for (const Thunk& t : prog.thunks) ++prog.context_thunks[t.context_index];
+  prog.cpu_contexts = 0;
+  for (size_t k = 0; k < cs.size(); ++k) prog.cpu_contexts += cs[k].device.is_cpu() && prog.context_thunks[k] > 0;
+}
+
+void set_thread_budgets(Program& prog, const std::map<std::string, int>& context_threads, int cores) {
+  const int share = std::max(1, cores / std::max(1, prog.cpu_contexts));
+  for (Thunk& t : prog.thunks) {
+    if (!t.exec.context.device.is_cpu()) continue;
+    auto it = context_threads.find(t.exec.context.name);
+    if (it != context_threads.end() && it->second > 0) t.exec.threads = it->second;
+    else t.exec.threads = prog.cpu_contexts > 1 ? share : 0;  // one CPU context: the process's count
+  }
 }
 
 void bind_streams(Program& prog) {

@@ -1,7 +1,12 @@
 // Lowering steps that turn the placed graph into the Program's thunks:
 //   build_thunks: a slot per value (on the device it lives on) and a thunk per node, in
 //     order, with the kernel of the backend placement chose and its context;
-//   bind_streams: each thunk's ExecContext gets its context's compute stream;
+//   list_contexts: Program::contexts with the default context first, each thunk's index into
+//     it, the thunks per context and how many CPU contexts run thunks;
+//   set_thread_budgets: each CPU thunk's ExecContext::threads (LowerOptions::context_threads);
+//   bind_streams: each thunk's ExecContext gets its context's compute stream (transfers too:
+//     a transfer into a context is ordered with that context's kernels by its stream; the
+//     copy stream is for when Transfer's kernel issues on the stream it is given);
 //   copy_constants_to_devices: constants read on a GPU are copied there once, now;
 //   prepare_kernels: Kernel::prepare for every thunk, concurrently (NVRTC and the CPU's
 //     generated modules compile while the function is compiled, not at its first call),
@@ -18,6 +23,14 @@ void build_thunks(Program& program, const Placement& placement, const Homes& hom
 runtime::Provenance provenance_of(const graph::Apply& node);
 /// The op as the observer shows it: its display, or a bounded form for fused nodes.
 std::string observer_label(const graph::Apply& node, const runtime::Provenance& provenance);
+
+/// Program::contexts, default first (build_thunks lists them as it meets them).
+void list_contexts(Program& program, const runtime::Context& default_context);
+
+/// Each CPU thunk's thread budget: its context's entry of `context_threads` when positive;
+/// else, with several CPU contexts, `cores` divided among them (at least 1); with one, 0 (the
+/// process's count, as before contexts).
+void set_thread_budgets(Program& program, const std::map<std::string, int>& context_threads, int cores);
 
 /// Each thunk's ExecContext gets its context's compute stream (not in plan-only lowering:
 /// there is no device to make streams on).

@@ -1,8 +1,11 @@
-// Lowering steps that route values between devices, as graph rewrites: Transfer nodes are
+// Lowering steps that route values between contexts, as graph rewrites: Transfer nodes are
 // ordinary nodes of the FunctionGraph, so debugprint, explain() and the profiler see every
-// byte that crosses a bus.
+// byte that crosses a bus and every handover between contexts.
 //   insert_transfers: wherever a node reads a value that lives on another device, a Transfer
-//     to the device it reads on (one per value and device, shared by its readers);
+//     to the device it reads on; wherever it reads, on the same device, a value written in
+//     another context, a Transfer to its own context (a handover: no copy, only ordering;
+//     see program.hpp). One per value and context, shared by its readers. Values from outside
+//     the graph belong to no context (placement.hpp): they cross only between devices;
 //   remove_redundant_transfers: a Transfer to where its value already is, and round trips
 //     (x to d and back), are bypassed.
 #pragma once
@@ -16,7 +19,7 @@ namespace theon::compile {
 Device read_location(const graph::Apply& node, int input, const NodePlacement& where, Device lives);
 
 /// Inserts the Transfers; each is placed on its destination with a reason naming what it
-/// moves. Returns how many it inserted.
+/// moves and why. Returns how many it inserted.
 int insert_transfers(graph::FunctionGraph& fgraph, Placement& placement, const Homes& homes);
 
 /// Bypasses redundant Transfers. Returns how many readers it rerouted.

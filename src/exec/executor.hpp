@@ -1,6 +1,30 @@
 // The executor (VM): runs a Program's thunks in order on bound inputs, allocating outputs
 // from a buffer pool and recycling each intermediate as soon as its last reader has run.
 //
+// Contexts (compile/program.hpp, "Contexts"):
+//   - A Program with at most one CPU context (every Program of one context; a GPU program
+//     whose host work — fallbacks, shape arithmetic — runs in "cpu") runs on the caller's
+//     thread in program order, as before contexts: no hop. GPU thunks are issued by enqueueing
+//     on their context's stream; a cross-context edge (Thunk::after) from a GPU producer is an
+//     event recorded after it on its stream, which a GPU reader's stream waits on and a CPU
+//     reader waits on on the host (each such host wait counted: ExecState::host_waits).
+//   - A Program with two or more CPU contexts runs each context's thunks as a lane, in
+//     program order: the caller's thread takes the first context's lane, persistent worker
+//     threads (one process-wide pool, grown when all are busy, never a thread per call) the
+//     others — a GPU context's lane too, which only enqueues. Each CPU lane runs under its
+//     context's thread budget (backends/cpu/thread_budget.hpp) and OpenBLAS is pinned to one
+//     thread meanwhile. A reader waits for a CPU producer of another lane to have finished,
+//     for a GPU producer to have been issued (then the event as above). Metadata readers
+//     (Shape) never wait on a device.
+//   - A failure in any lane stops every lane (before its next thunk); execute() rethrows the
+//     first error, naming the node and its context, after all lanes have stopped: nothing is
+//     committed (FunctionImpl commits updates only after a successful call).
+//   - Each context has its own buffer pool in the ExecState (a buffer is recycled only in its
+//     own context's order, see compile/memory_plan.hpp).
+//   - NodeHook and observer calls happen on the thread that runs the thunk (a worker for the
+//     lanes of a multi-CPU-context Program), before and after it, in its lane's order;
+//     runtime::ThunkEvent::context is the context's name.
+//
 // Per-call cost matters (DESIGN.md: binding and dispatch in the low microseconds), so a
 // call of a warm ExecState allocates no scratch: the slots and the per-thunk argument
 // vectors keep their Arrays between calls and are emptied by dropping only the buffer
@@ -8,6 +32,7 @@
 // copy-assignments.
 #pragma once
 #include "compile/program.hpp"
+#include "runtime/streams.hpp"
 
 #include <theon/array.hpp>
 
@@ -75,13 +100,49 @@ struct ExecState {
   std::vector<Array> slots;
   std::vector<SharedLeafCache> shared_cache;  // per leaf of the program (used for shared ones)
   std::vector<std::vector<Array>> ins, outs;  // per thunk, exactly its arity (kernels read size())
-  std::vector<int> overwritten;               // slots consumed by inplace outputs of one thunk
   std::vector<size_t> transfer_bytes;         // per thunk: bytes a Transfer moved in this call
-  BufferPool pool;
+  /// Per context of the Program (Program::contexts): its pool, and the slots consumed by
+  /// inplace outputs of its current thunk.
+  std::vector<BufferPool> pools;
+  std::vector<std::vector<int>> overwritten;
+  /// Per context: its thunks in program order (a lane), and its thread budget.
+  std::vector<std::vector<int>> lanes;
+  std::vector<int> lane_threads;
+  int sequential_threads = 0;  // the budget of a Program run on the caller's thread alone
+  /// Per thunk that signals and runs on a GPU: the event recorded after it.
+  std::vector<std::unique_ptr<runtime::Event>> events;
+  /// Per context on a GPU that is not the device's own: an event recorded after the call's
+  /// work there, which the device's own stream waits on before the outputs are copied.
+  std::vector<std::unique_ptr<runtime::Event>> context_done;
+  bool named_gpu_contexts = false;  // some context_done entry is set
+  /// Host waits on a device event in the last call (GPU producer, CPU reader).
+  int host_waits = 0;
+
+  // (Inline, with the one-context case first: they are on every call's path.)
+  void begin_call() {
+    for (BufferPool& p : pools) p.begin_call();
+    host_waits = 0;
+  }
+  void end_call() {
+    for (BufferPool& p : pools) p.end_call();
+  }
+  /// Did this call allocate the buffer (in any context)?
+  bool owned(const Array& a) const {
+    if (pools.size() == 1) return pools[0].owned(a);
+    for (const BufferPool& p : pools)
+      if (p.owned(a)) return true;
+    return false;
+  }
+  /// This call's memory report: the contexts' reports summed.
+  MemoryStats stats() const { return pools.size() == 1 ? pools[0].stats() : summed_stats(); }
+
+ private:
+  MemoryStats summed_stats() const;
 };
 
 /// Called around each thunk of a call with its values (Theano's MonitorMode; the observer
-/// reports no values). `before` sees the inputs; `after` the inputs (an inplace output may
+/// reports no values), on the thread that runs the thunk (see above: with several CPU
+/// contexts, calls for different contexts come from different threads at once). `before` sees the inputs; `after` the inputs (an inplace output may
 /// have overwritten one) and the outputs. Arrays are on the thunk's device and valid only
 /// during the callback. An exception it throws fails the call (nothing is committed).
 class NodeHook {

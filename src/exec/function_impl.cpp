@@ -2,6 +2,7 @@
 
 #include "exec/shared_commits.hpp"
 
+#include "compile/placement.hpp"
 #include "graph/default_updates.hpp"
 #include "graph/print.hpp"
 #include "runtime/observer.hpp"
@@ -58,6 +59,11 @@ Array pinned_host_copy(const Array& a) {
   return host;
 }
 
+// "dev0 (cuda0)", or the device alone for its own context ("cuda0").
+std::string context_text(const runtime::Context& c) {
+  return c.name == c.device.str() ? c.name : c.name + " (" + c.device.str() + ")";
+}
+
 Array device_copy(const Array& a) {
   DeviceOps& ops = require_device_ops("copy of a device output");
   Array out(ops.allocate(a.device(), a.nbytes()), a.dtype(), a.shape(), contiguous_strides(a.shape()));
@@ -87,28 +93,8 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.function_name = name_;
   lower_options_.kernel_options = backends::KernelOptions::from_config();
   check_device_errors_ = cfg.check_device_errors;
-  const Device requested = Device::parse(lower_options_.device);  // a bad device name fails now, quoting it
-  if (lower_options_.device != "cpu") {
-    // No silent fallback: the user hears about an unavailable device now, not at a call.
-    backends::Support cuda = backends::cuda_available();
-    // A device that does not exist is a configuration error, not a fallback (`cuda`/`cuda0`
-    // without any device follow on_fallback below, so a script runs unchanged on a laptop).
-    const int found = cuda_status().device_count;
-    if (!requested.is_cpu() && requested.index > 0 && requested.index >= found)
-      throw ConfigError(label() + ": device=" + lower_options_.device + " does not exist: " + std::to_string(found) +
-                        " CUDA device(s) found" +
-                        (found > 0 ? " (cuda0 to cuda" + std::to_string(found - 1) + ")" : " (" + cuda.reason + ")"));
-    if (!cuda.ok) {
-      const std::string msg = "no CUDA device available: " + cuda.reason;
-      if (lower_options_.on_fallback == "raise")
-        throw DeviceError(label() + " asked for device=" + lower_options_.device + " but " + msg +
-                          " (set on_fallback=warn to run on the CPU instead)");
-      if (lower_options_.on_fallback == "warn")
-        std::cerr << "theon: warning: " << label() << " asked for device=" << lower_options_.device << " but " << msg
-                  << "; every node runs on the CPU\n";
-      lower_options_.fallback_reason = msg;
-    }
-  }
+  const Device requested = Device::parse(lower_options_.device);  // the one parse: a bad name fails now, quoting it
+  lower_options_.contexts = runtime::ContextMap::parse(cfg.contexts);
   if (options.on_unused_input != "raise" && options.on_unused_input != "warn" && options.on_unused_input != "ignore")
     throw ValueError(label() + ": on_unused_input must be raise, warn or ignore, got '" + options.on_unused_input + "'");
 
@@ -155,9 +141,57 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
         std::cerr << "theon: warning: " << msg << "\n";
       }
   }
+  const bool uses_gpu = check_devices(requested, probe);
+  lower_options_.target = std::make_shared<const compile::LoweringTarget>(compile::resolve_target(lower_options_, requested));
   // On a GPU, place now: nodes that cannot run there are reported when the function is
   // compiled (on_fallback), not at its first call.
-  if (lower_options_.device != "cpu" && lower_options_.fallback_reason.empty()) program_for(generic_inputs());
+  if (uses_gpu && lower_options_.fallback_reason.empty()) program_for(generic_inputs());
+}
+
+bool FunctionImpl::check_devices(Device requested, const graph::FunctionGraph& probe) {
+  // The GPUs asked for: the device flag's, and those of the contexts the graph pins.
+  std::vector<std::pair<Device, std::string>> gpus;  // device, what asked for it
+  if (requested.is_cuda()) gpus.push_back({requested, "device=" + lower_options_.device});
+  std::unordered_set<std::string> names;
+  auto pinned = [&](const graph::Variable& v) {
+    const std::string& name = v.type.context;
+    if (name.empty() || !names.insert(name).second) return;
+    runtime::Context c;
+    try {
+      c = lower_options_.contexts.resolve(name);
+    } catch (Error& e) {
+      e.add_context(label() + ": " + v.label() + " is pinned to context '" + name + "'");
+      throw;
+    }
+    if (c.device.is_cuda()) gpus.push_back({c.device, "context " + name + (name == c.device.str() ? "" : " (" + c.device.str() + ")")});
+  };
+  for (auto& in : probe.inputs()) pinned(*in);
+  for (auto& node : probe.nodes()) {
+    for (auto& in : node->inputs()) pinned(*in);
+    for (int o = 0; o < node->num_outputs(); ++o) pinned(*node->output_raw(o));
+  }
+  if (gpus.empty()) return false;
+  // No silent fallback: the user hears about an unavailable device now, not at a call.
+  backends::Support cuda = backends::cuda_available();
+  // A device that does not exist is a configuration error, not a fallback (`cuda`/`cuda0`
+  // without any device follow on_fallback below, so a script runs unchanged on a laptop).
+  const int found = cuda_status().device_count;
+  for (auto& [device, what] : gpus)
+    if (device.index > 0 && device.index >= found)
+      throw ConfigError(label() + ": " + what + " does not exist: " + std::to_string(found) + " CUDA device(s) found" +
+                        (found > 0 ? " (cuda0 to cuda" + std::to_string(found - 1) + ")" : " (" + cuda.reason + ")"));
+  if (!cuda.ok) {
+    const std::string msg = "no CUDA device available: " + cuda.reason;
+    const std::string& what = gpus.front().second;
+    if (lower_options_.on_fallback == "raise")
+      throw DeviceError(label() + " asked for " + what + " but " + msg +
+                        " (set on_fallback=warn to run on the CPU instead)");
+    if (lower_options_.on_fallback == "warn")
+      std::cerr << "theon: warning: " << label() << " asked for " << what << " but " << msg
+                << "; every node runs on the CPU\n";
+    lower_options_.fallback_reason = msg;
+  }
+  return true;
 }
 
 void FunctionImpl::add_update(const graph::VarPtr& t, const graph::VarPtr& v) {
@@ -446,7 +480,7 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
     // Shared values are read as one snapshot of the commits without a lock (SharedCommits).
     results = execute(*entry.program, *state, inputs, label(), node_hook_.get());
   } catch (...) {
-    state->pool.end_call();
+    state->end_call();
     throw;  // nothing was committed: shared variables are unchanged; the state is dropped
   }
   // Hand out only buffers this call made, each once: outputs never alias internal
@@ -466,23 +500,24 @@ std::vector<Array> FunctionImpl::call(const std::vector<Array>& given) {
       if (!r.on_host()) {
         const Device d = r.device();
         if (i < num_user_outputs_ && !outputs_on_device_) r = pinned_host_copy(r);
-        else if (seen || !state->pool.owned(r)) r = device_copy(r);
+        else if (seen || !state->owned(r)) r = device_copy(r);
         if (std::find(touched.begin(), touched.end(), d) == touched.end()) touched.push_back(d);
         continue;
       }
-      if (seen || !state->pool.owned(r)) r = r.copy();
+      if (seen || !state->owned(r)) r = r.copy();
     }
     // One wait per device: for the host copies, and (check_device_errors) so that an error
     // the device finds surfaces before updates commit.
     if (!outputs_on_device_ || check_device_errors_ || !update_targets_.empty())
       for (const Device& d : touched) synchronize_device(d);
   } catch (...) {
-    state->pool.end_call();
+    state->end_call();
     throw;  // nothing was committed
   }
-  state->pool.end_call();
-  entry.last.publish(state->pool.stats());
-  last_memory_.publish(state->pool.stats());
+  state->end_call();
+  const MemoryStats stats = state->stats();
+  entry.last.publish(stats);
+  last_memory_.publish(stats);
   if (entry.program->device_work) {
     std::lock_guard<std::mutex> lock(mutex_);
     entry.transfer_bytes = state->transfer_bytes;
@@ -524,32 +559,74 @@ std::string FunctionImpl::explain() {
   }
   std::ostringstream os;
   int on_device = 0, transfers = 0;
+  bool named = false;  // some context is a user's name, not a device's own
   for (auto& t : program->thunks) {
     on_device += t.dev.is_cuda() && !t.is_transfer;
     transfers += t.is_transfer;
   }
+  for (auto& c : program->contexts) named = named || c.name != c.device.str();
   const size_t computing = program->thunks.size() - static_cast<size_t>(transfers);
   os << label() << ": " << computing << " nodes";
-  if (program->device == "cpu") os << " on cpu";
-  else os << ", " << on_device << " on " << program->device << ", " << computing - on_device << " on cpu";
+  if (named) {
+    std::vector<int> per(program->contexts.size(), 0);
+    for (auto& t : program->thunks) per[t.context_index] += !t.is_transfer;
+    for (size_t k = 0, shown = 0; k < program->contexts.size(); ++k)
+      if (per[k] > 0) os << (shown++ ? ", " : ": ") << per[k] << " on " << context_text(program->contexts[k]);
+  } else if (program->device == "cpu" && on_device == 0) {
+    os << " on cpu";
+  } else {
+    os << ", " << on_device << " on " << program->device << ", " << computing - on_device << " on cpu";
+  }
   os << ", mode " << lower_options_.mode << ", " << num_programs() << " compiled program(s)\n";
+  if (named || program->contexts.size() > 1) {
+    os << "  contexts:";
+    for (size_t k = 0; k < program->contexts.size(); ++k) {
+      const runtime::Context& c = program->contexts[k];
+      os << (k ? "; " : " ") << c.name << " -> " << c.device.str() << (k == 0 ? " (default)" : "") << ", "
+         << program->context_thunks[k] << " thunk(s)";
+      if (c.device.is_cpu() && program->cpu_contexts > 1)
+        for (auto& t : program->thunks)
+          if (t.context_index == static_cast<int>(k)) {
+            os << ", " << t.exec.threads << " thread(s)";
+            break;
+          }
+    }
+    os << (program->cpu_contexts > 1 ? "; each cpu context on its own thread" : "") << "\n";
+  }
   for (auto& note : program->fallback_notes) os << "  fallback: " << note << "\n";
   for (size_t i = 0; i < program->thunks.size(); ++i) {
     auto& t = program->thunks[i];
-    os << "  " << i << "  " << t.node->describe() << " -> " << t.node->output_raw(0)->type.str() << "  [" << t.device
-       << ", kernel " << t.kernel->name() << "] " << t.reason << "\n";
+    const std::string where = t.exec.context.device == t.dev ? context_text(t.exec.context) : t.device;
+    os << "  " << i << "  " << t.node->describe() << " -> " << t.node->output_raw(0)->type.str() << "  [" << where
+       << ", kernel " << t.kernel->name() << "] " << t.reason;
+    if (!t.after.empty()) {
+      os << "; after";
+      for (int p : t.after) os << " " << p << " (" << program->thunks[p].exec.context.name << ")";
+    }
+    os << "\n";
   }
   if (transfers == 0) {
     os << "  transfers: none\n";
   } else {
+    const bool called = entry.last.read().has_value();
     os << "  transfers: " << transfers << " per call\n";
     for (size_t i = 0; i < program->thunks.size(); ++i) {
       auto& t = program->thunks[i];
       if (!t.is_transfer) continue;
-      const auto* from = t.node->input(0).get();
-      os << "    " << i << "  " << from->label() << " -> " << t.device << ": ";
-      if (i < bytes.size() && entry.last.read()) os << bytes[i] << " bytes in the last call\n";
-      else os << from->type.str() << " (no call yet)\n";
+      const graph::Variable* from = t.node->input(0).get();
+      const Device source = program->slot_device[t.inputs[0]];
+      os << "    " << i << "  " << from->label() << " -> " << context_text(t.exec.context) << ", ";
+      if (source == t.dev) os << "handover on " << source.str() << " (no copy)";
+      else os << runtime::transfer_direction_name(runtime::transfer_direction(source, t.dev)) << " (" << source.str()
+              << " to " << t.dev.str() << ")";
+      if (source != t.dev) {
+        bool known = true;
+        for (int64_t d : from->type.dims) known = known && d >= 0;
+        if (called && i < bytes.size()) os << ", " << bytes[i] << " bytes per call (the last call)";
+        else if (known) os << ", " << static_cast<size_t>(shape_size(from->type.dims)) * itemsize(from->type.dtype) << " bytes per call";
+        else os << ", " << from->type.str() << " per call (no call yet)";
+      }
+      os << "; " << t.reason << "\n";
     }
   }
   if (program->device_work) {

@@ -79,6 +79,12 @@ class FunctionImpl {
   /// Adds the default update of every shared variable the outputs and updates read (and their
   /// default updates read) that `updated` does not hold and options do not exclude.
   void add_default_updates(const FunctionOptions& options, std::unordered_set<const graph::SharedStorage*>& updated);
+  /// Checks the GPUs the function asks for (the device flag's, and those of the contexts its
+  /// graph pins: an unknown context name fails here, naming the variable) once, when it is
+  /// compiled: a GPU index past the last device is a ConfigError; without a usable CUDA
+  /// device on_fallback decides (raise, warn, ignore) and everything runs on the CPU. Returns
+  /// whether any GPU was asked for.
+  bool check_devices(Device requested, const graph::FunctionGraph& probe);
   /// Applies on_fallback to a program with nodes that could not run on the requested device.
   void report_fallbacks(const compile::Program& program);
   /// Moves the shared variables `program` reads on a device there (an explicit step after

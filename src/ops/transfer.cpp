@@ -1,7 +1,7 @@
 #include "ops/transfer.hpp"
 #include "ops/make_op.hpp"
 
-#include "util/device_ops.hpp"
+#include <theon/error.hpp>
 
 namespace theon::ops {
 
@@ -10,10 +10,11 @@ std::vector<Shape> Transfer::infer_shape(const graph::Apply&, const std::vector<
 }
 
 std::vector<graph::VarPtr> Transfer::L_op(const graph::Apply& node, const std::vector<graph::VarPtr>& output_grads) const {
-  // The gradient flows back to where the input lived (placement may move it again).
-  if (!output_grads[0]) return {nullptr};
-  (void)node;
-  return {output_grads[0]};
+  const graph::VarPtr& g = output_grads[0];
+  if (!g) return {nullptr};
+  const std::string& home = node.input(0)->type.context;
+  if (home.empty() || home == g->type.context) return {g};
+  return {transfer(g, home)};
 }
 
 graph::Cost Transfer::cost(const graph::Apply& node, const std::vector<Shape>& input_shapes) const {
@@ -21,14 +22,20 @@ graph::Cost Transfer::cost(const graph::Apply& node, const std::vector<Shape>& i
   return {0, bytes, 1};
 }
 
-graph::VarPtr transfer(const graph::VarPtr& x, Device target) {
-  return graph::make_output(std::make_shared<Transfer>(target), {x}, x->type);
+graph::VarPtr transfer(const graph::VarPtr& x, const std::string& context) {
+  if (context.empty()) throw ValueError("transfer of " + x->label() + ": the target context's name is empty");
+  graph::TensorType type = x->type;
+  type.context = context;
+  return graph::make_output(std::make_shared<Transfer>(context), {x}, type);
 }
 
-}  // namespace theon::ops
+graph::VarPtr transfer(const graph::VarPtr& x, Device device) { return transfer(x, device.str()); }
 
-namespace theon::ops {
-
-THEON_NOT_REBUILDABLE(Transfer, "a Transfer holds a device, not a prop")
+template <>
+std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Transfer>(PropReader& p) {
+  const std::string to = p.text("to");
+  if (to.empty()) throw ValueError("make_op(Transfer): prop 'to' (the target context's name) is empty");
+  return p.done(std::make_shared<const Transfer>(to));
+}
 
 }  // namespace theon::ops

@@ -5,6 +5,7 @@
 // lists (Theano's meaning). A name no pass or tag has warns once. The graph is verified after
 // every pass that changed it.
 #pragma once
+#include "backends/backend.hpp"
 #include "graph/function_graph.hpp"
 
 #include <theon/device.hpp>
@@ -20,6 +21,8 @@ namespace theon::rewrite {
 /// lowering passes it, so nothing reads a thread-local or config() during a pass.
 struct Target {
   Device device = Device::cpu();
+  /// The kernel options frozen by function() (constant_fold runs kernels with them).
+  backends::KernelOptions kernel_options;
 };
 
 struct Pass {

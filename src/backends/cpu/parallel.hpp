@@ -1,14 +1,17 @@
 // When the CPU backend's loops go parallel: one rule, from the work's size, for all of them
 // (elementwise and fused loops, softmax, pooling, the softmax cross-entropy, reductions' sorts,
-// random draws). A loop of fewer than config().openmp_elemwise_minsize elements (Theano's
-// option; default 200,000) runs on the calling thread and starts no OpenMP team: below that,
+// random draws). A loop of fewer than openmp_elemwise_minsize elements (Theano's option;
+// default 200,000; frozen in KernelOptions when the function is compiled and handed to the
+// loops by the executor's LoopBudgetScope, thread_budget.hpp) runs on the calling thread and
+// starts no OpenMP team: below that,
 // waking the team and the threads' spin-waits after the loop cost more than the split saves,
 // the more so on a machine whose cores are shared. From the threshold up, a thread for every
-// half threshold of elements, at most omp_get_max_threads(). The threads are libgomp's, the
+// half threshold of elements, at most the thunk's thread budget (its context's; 0: the
+// thread's omp_get_max_threads()). The threads are libgomp's, the
 // pool oneDNN's sgemm uses too (both link libgomp), so there is one pool in the process.
 #pragma once
 
-#include <theon/config.hpp>
+#include "backends/cpu/thread_budget.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -24,10 +27,11 @@ namespace theon::backends::cpu {
 /// `#pragma omp parallel ... num_threads(t) if (t > 1)`).
 inline int parallel_threads(int64_t elements) {
 #ifdef _OPENMP
-  const int64_t min = std::max<int64_t>(config().openmp_elemwise_minsize, 2);
+  const LoopBudget& budget = loop_budget();
+  const int64_t min = std::max<int64_t>(budget.minsize, 2);
   if (elements < min) return 1;
   const int64_t want = std::max<int64_t>(2, elements / (min / 2));
-  return static_cast<int>(std::min<int64_t>(want, omp_get_max_threads()));
+  return static_cast<int>(std::min<int64_t>(want, budget.threads > 0 ? budget.threads : omp_get_max_threads()));
 #else
   (void)elements;
   return 1;

@@ -4,8 +4,10 @@
 //
 // Runs after merge (each constant subexpression is folded once) and before canonicalize
 // (folded constants expose x * 1, x + 0, ...); passes after it may build new constant
-// subexpressions that stay unfolded.
+// subexpressions that stay unfolded. Kernels run with the options function() froze
+// (Target::kernel_options), never config().
 #include "backends/backend.hpp"
+#include "backends/cpu/thread_budget.hpp"
 #include "graph/op.hpp"
 #include "rewrite/passes/passes.hpp"
 
@@ -19,7 +21,7 @@ namespace {
 constexpr int64_t kMaxFoldedElements = 1 << 16;
 }  // namespace
 
-bool constant_fold_pass(graph::FunctionGraph& fgraph) {
+bool constant_fold_pass(graph::FunctionGraph& fgraph, const Target& target) {
   std::vector<std::pair<graph::VarPtr, graph::VarPtr>> replacements;
   std::unordered_map<const graph::Variable*, graph::VarPtr> folded;
   for (auto& node : fgraph.nodes()) {
@@ -50,9 +52,10 @@ bool constant_fold_pass(graph::FunctionGraph& fgraph) {
       const backends::Backend& cpu = backends::cpu_backend();
       if (!cpu.supports(*node).ok) continue;
       const backends::Kernel& kernel = cpu.kernel(*node);
-      backends::PrepareInfo info{backends::KernelOptions::from_config(), Device::cpu(), inputs,
+      backends::PrepareInfo info{target.kernel_options, Device::cpu(), inputs,
                                  std::vector<bool>(inputs.size(), true)};
       const std::shared_ptr<backends::KernelPlan> plan = kernel.prepare(*node, info);
+      const backends::cpu::LoopBudgetScope budget({target.kernel_options.openmp_elemwise_minsize, 0});
       kernel.run(plan.get(), *node, inputs, outputs);
     } catch (const Error&) {
       continue;  // leave it to run time, where the error names the call

@@ -15,6 +15,7 @@
 //
 // Runs after canonicalize and specialize (their rules match single Elemwise nodes, which a
 // Composite hides) and before inplace (Composites have inplace variants).
+#include "graph/contexts.hpp"
 #include "ops/composite.hpp"
 #include "ops/elemwise.hpp"
 #include "ops/fused_reduce.hpp"
@@ -99,6 +100,8 @@ bool fusion_pass(FunctionGraph& fg, const Target& target) {
   for (size_t i = 0; i < snapshot.size(); ++i) topo[snapshot[i].get()] = i;
   std::unordered_set<const Apply*> assigned;
   bool changed = false;
+  // A region stays in one context (placement runs each node where graph::infer_context says).
+  const auto contexts = graph::infer_contexts(fg);
 
   for (size_t r = snapshot.size(); r-- > 0;) {
     Apply* root = snapshot[r].get();
@@ -111,6 +114,7 @@ bool fusion_pass(FunctionGraph& fg, const Target& target) {
         for (auto& in : members[m]->inputs()) {
           Apply* p = in->owner;
           if (!p || region.count(p) || assigned.count(p) || !as_elemwise(p) || !topo.count(p)) continue;
+          if (contexts.at(p).name != contexts.at(root).name) continue;
           region.insert(p);
           if (used_outside(fg, p, region) && !convex(fg, region)) {
             region.erase(p);

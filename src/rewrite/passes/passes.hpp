@@ -14,7 +14,8 @@ bool merge_pass(graph::FunctionGraph& fgraph);
 
 /// Evaluates pure nodes whose inputs are all constants (up to a size limit) and replaces
 /// them by constants. Shared variables are not constants.
-bool constant_fold_pass(graph::FunctionGraph& fgraph);
+/// Runs the CPU kernels with the target's frozen kernel options (never config()).
+bool constant_fold_pass(graph::FunctionGraph& fgraph, const Target& target = {});
 
 /// Elementwise fusion: maximal convex regions of Elemwise nodes become one Composite
 /// (fusion.cpp); results used outside a region become extra outputs. On a CPU target, a

@@ -27,7 +27,7 @@ void register_standard_passes() {
     const std::vector<Pass> standard = {
         // {name, tags, position, run}
         {"merge", {"fast_run", "fast_compile", "merge"}, 0, any_target(merge_pass)},
-        {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, any_target(constant_fold_pass)},
+        {"constant_fold", {"fast_run", "fast_compile", "canonicalize"}, 1, [](graph::FunctionGraph& g, const Target& t) { return constant_fold_pass(g, t); }},
         {"shape_of", {"fast_run", "fast_compile", "shape_of"}, 5, any_target(shape_of_pass)},
         {"canonicalize", {"fast_run", "canonicalize"}, 10, any_target(canonicalize_pass)},
         {"stabilize", {"fast_run", "fast_compile", "stabilize"}, 20, any_target(stabilize_pass)},

@@ -76,7 +76,7 @@ std::vector<OpPtr> sample_ops() {
       std::make_shared<Gemm>(2.0, 0.0, GemmEpilogue{GemmAddend::None, GemmAct::Relu}),
       region,
       std::make_shared<FusedReduce>(region, ReduceKind::Sum, std::vector<int>{0}, DType::Float32),
-      std::make_shared<Transfer>(Device::cpu()),
+      std::make_shared<Transfer>("cpu"),
       std::make_shared<SoftmaxCrossentropy>(),
       std::make_shared<SoftmaxCrossentropyGrad>(),
       std::make_shared<CrossentropyGrad>(),

@@ -1,5 +1,6 @@
 // Transfer (inserted by placement): the reference copy and its gradient. Host-to-host here;
 // host<->GPU copies are covered by tests/cpp/backends/cuda/runtime_gpu_test.cpp.
+#include "ops/make_op.hpp"
 #include "ops/transfer.hpp"
 
 #include <theon/theon.hpp>
@@ -25,8 +26,38 @@ TEST(TransferOp, GradientPassesThrough) {
 }
 
 TEST(TransferOp, IsNeverMergedOrFolded) {
-  EXPECT_FALSE(ops::Transfer(Device::cuda(0)).pure());
-  EXPECT_EQ(ops::Transfer(Device::cuda(1)).display(), "Transfer{to=cuda1}");
+  EXPECT_FALSE(ops::Transfer("cuda0").pure());
+  EXPECT_EQ(ops::Transfer("cuda1").display(), "Transfer{to=cuda1}");
+  EXPECT_EQ(ops::Transfer("dev1").display(), "Transfer{to=dev1}");
+}
+
+TEST(TransferOp, TargetsAContextByNameAndPinsItsOutputThere) {
+  Var x = tensor::matrix("x", DType::Float64);
+  graph::VarPtr y = ops::transfer(x.node(), "dev1");
+  EXPECT_EQ(y->type.context, "dev1");
+  EXPECT_EQ(y->type.dtype, x.node()->type.dtype);
+  EXPECT_EQ(graph::op_as<ops::Transfer>(y->owner->op()).context(), "dev1");
+  EXPECT_EQ(ops::transfer(x.node(), Device::cuda(1))->type.context, "cuda1");  // a device's own context
+  EXPECT_THROW(ops::transfer(x.node(), ""), ValueError);
+  // Rebuilt from its props (to=<name>), as the printer and pickling see it.
+  auto op = ops::make_op(graph::OpKind::Transfer, {{"to", "dev1"}});
+  EXPECT_EQ(graph::op_as<ops::Transfer>(*op).context(), "dev1");
+}
+
+TEST(TransferOp, GradientGoesBackToTheInputsContext) {
+  Var x = tensor::matrix("x", DType::Float64);
+  x.node()->type.context = "dev0";
+  graph::VarPtr y = ops::transfer(x.node(), "dev1");
+  Var g = tensor::matrix("g", DType::Float64);
+  g.node()->type.context = "dev1";
+  const auto grads = y->owner->op().L_op(*y->owner, {g.node()});
+  ASSERT_TRUE(grads[0] && grads[0]->owner);
+  EXPECT_EQ(graph::op_as<ops::Transfer>(grads[0]->owner->op()).context(), "dev0");
+  EXPECT_EQ(grads[0]->type.context, "dev0");
+  // An unpinned input: the gradient as it is (placement decides where it is read).
+  Var u = tensor::matrix("u", DType::Float64);
+  graph::VarPtr z = ops::transfer(u.node(), "dev1");
+  EXPECT_EQ(z->owner->op().L_op(*z->owner, {g.node()})[0], g.node());
 }
 
 }  // namespace
