@@ -25,11 +25,7 @@ runtime::Context context_named(const std::string& context_name, const std::strin
 }
 
 graph::VarPtr transfer_node(const graph::VarPtr& x, const runtime::Context& to) {
-  // ops::transfer targets a device until the Transfer op takes a context name; the output
-  // carries the name either way.
-  graph::VarPtr out = ops::transfer(x, to.device);
-  out->type.context = to.name;
-  return out;
+  return ops::transfer(x, to.name);  // its output is pinned to the context's name
 }
 
 }  // namespace detail

@@ -121,7 +121,7 @@ struct LowerOptions {
   /// Place on the requested GPU even without a usable device, copying nothing (the NVRTC
   /// sweep: kernels are chosen and compiled, never run).
   bool plan_only = false;
-  /// The `contexts` flag, parsed (runtime::ContextMap::parse): the user's names. Pinned names
+  /// The `contexts` flag, resolved (runtime::active_contexts): the user's names. Pinned names
   /// (TensorType::context) are resolved through it; a device's own name always resolves.
   runtime::ContextMap contexts;
   /// The thread budget of CPU contexts, by context name: the OpenMP threads a worker running
@@ -129,7 +129,7 @@ struct LowerOptions {
   /// listed, or listed with 0, gets the default: the machine's cores (omp_get_max_threads of
   /// the process) divided by the number of CPU contexts the Program uses, at least 1. A Program
   /// with one CPU context runs it on the caller's thread with the process's count unless
-  /// listed. (The API fills this from the `context_threads` flag, "dev0->1;dev1->3".)
+  /// listed. (function() fills it from the `context_threads` flag, "dev0=1;dev1=3".)
   std::map<std::string, int> context_threads;
   /// The device flag, parsed and checked once by function() (resolve_target); lower() resolves
   /// the options itself when it is null (tests, tools).

@@ -53,17 +53,19 @@ Array BufferPool::allocate(const Shape& shape, DType dtype) {
   return a;
 }
 
-void BufferPool::allocate_into(Array& dst, const Shape& shape, DType dtype, Device device) {
-  ArrayAccess::assign_contiguous(dst, take(checked_nbytes(shape, dtype, "allocating an output"), device), dtype, shape);
+void BufferPool::allocate_into(Array& dst, const Shape& shape, DType dtype, Device device, void* stream) {
+  ArrayAccess::assign_contiguous(dst, take(checked_nbytes(shape, dtype, "allocating an output"), device, stream), dtype,
+                                 shape);
 }
 
-std::shared_ptr<Buffer> BufferPool::take(size_t bytes, Device device) {
+std::shared_ptr<Buffer> BufferPool::take(size_t bytes, Device device, void* stream) {
   std::shared_ptr<Buffer> buf;
   bool reused = false;
   if (device.is_cuda()) {
-    // Device memory: the device's caching allocator reuses blocks (in stream order; whether it
-    // did is its own affair, so the observer hears of a new buffer).
-    buf = require_device_ops("executor").allocate(device, bytes);
+    // Device memory: the device's caching allocator reuses blocks in the order of the stream
+    // the thunk writes on, the block's home (whether it did is its own affair, so the observer
+    // hears of a new buffer).
+    buf = require_device_ops("executor").allocate_on(device, bytes, stream);
   } else {
     // Reuse a free buffer of at least the size, but not a much larger one.
     auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
@@ -366,11 +368,16 @@ void run_thunk(Call& call, size_t t) {
           continue;
         }
       }
-      pool.allocate_into(outs[o], shapes[o], dtype, th.dev);
+      pool.allocate_into(outs[o], shapes[o], dtype, th.dev, th.exec.stream.handle);
     }
     if (call.watcher) call.watcher->thunk_begin(thunk_event(th, t, ins, nullptr));
     if (call.hook) call.hook->before(t, node, ins);
     if (!handed_over) th.kernel->run(th.plan.get(), th.exec, node, ins, outs);
+    // A device value of another context (a handover, or a transfer's source) is used on this
+    // thunk's stream from now on: the allocator must not reuse its block before that work ran.
+    if (!th.after.empty() && th.exec.stream.handle)
+      for (const Array& in : ins)
+        if (in.defined() && in.device().is_cuda()) require_device_ops("executor").record_use(*in.buffer(), th.exec.stream.handle);
     if (th.is_transfer) state.transfer_bytes[t] = handed_over ? 0 : ins[0].nbytes();
     if (call.watcher) report_thunk_end(*call.watcher, th, t, ins, outs);
     if (call.hook) call.hook->after(t, node, ins, outs);

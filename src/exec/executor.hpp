@@ -57,8 +57,10 @@ class BufferPool {
   void begin_call() { stats_ = MemoryStats(); stats_.peak_bytes = live_bytes_ = 0; }
   /// A contiguous array of `shape` and `dtype` in a pooled or new buffer.
   Array allocate(const Shape& shape, DType dtype);
-  /// The same, written into `dst` (reusing its shape/stride storage), on `device`.
-  void allocate_into(Array& dst, const Shape& shape, DType dtype, Device device = Device::cpu());
+  /// The same, written into `dst` (reusing its shape/stride storage), on `device`; a device
+  /// buffer's home is `stream` (the thunk's; null: the device's own compute stream).
+  void allocate_into(Array& dst, const Shape& shape, DType dtype, Device device = Device::cpu(),
+                     void* stream = nullptr);
   /// Gives `a`'s buffer back if this call made it and nothing else holds it.
   void recycle(Array& a);
   /// Did this call allocate the buffer?
@@ -74,7 +76,7 @@ class BufferPool {
   const MemoryStats& stats() const { return stats_; }
 
  private:
-  std::shared_ptr<Buffer> take(size_t bytes, Device device);
+  std::shared_ptr<Buffer> take(size_t bytes, Device device, void* stream);
 
   // Sorted by size. Vectors rather than a multimap/set: a call holds few buffers at once
   // and the vectors' storage is reused across calls, so a warm call allocates no nodes.

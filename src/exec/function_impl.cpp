@@ -94,7 +94,11 @@ FunctionImpl::FunctionImpl(const std::vector<Var>& inputs, const std::vector<Var
   lower_options_.kernel_options = backends::KernelOptions::from_config();
   check_device_errors_ = cfg.check_device_errors;
   const Device requested = Device::parse(lower_options_.device);  // the one parse: a bad name fails now, quoting it
-  lower_options_.contexts = runtime::ContextMap::parse(cfg.contexts);
+  {  // the process's map, resolved (and checked, and printed) at its first use
+    const std::shared_ptr<const runtime::ContextMap> contexts = runtime::active_contexts();
+    lower_options_.contexts = *contexts;
+    lower_options_.context_threads = contexts->thread_budgets();
+  }
   if (options.on_unused_input != "raise" && options.on_unused_input != "warn" && options.on_unused_input != "ignore")
     throw ValueError(label() + ": on_unused_input must be raise, warn or ignore, got '" + options.on_unused_input + "'");
 

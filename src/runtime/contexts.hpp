@@ -50,6 +50,8 @@ class ContextMap {
   /// The OpenMP threads a cpu context `name` runs with while `cpu_contexts` cpu contexts run
   /// at once: its `context_threads` entry, else max(1, online cores / cpu_contexts).
   int threads(const std::string& name, int cpu_contexts) const;
+  /// The `context_threads` entries: context name -> OpenMP threads.
+  const std::map<std::string, int>& thread_budgets() const { return thread_budgets_; }
 
  private:
   std::vector<Context> mappings_;

@@ -57,7 +57,9 @@ std::pair<int64_t, int64_t> element_span(const Array& a) {
 
 }  // namespace
 
-void copy_array(const Array& src, Array& dst) {
+void copy_array(const Array& src, Array& dst) { copy_array_on(src, dst, nullptr); }
+
+void copy_array_on(const Array& src, Array& dst, void* stream) {
   if (src.shape() != dst.shape() || src.dtype() != dst.dtype() || !dst.is_contiguous())
     throw InternalError("copy_array: destination " + shape_str(dst.shape()) + " does not match source " +
                         shape_str(src.shape()) + " or is not contiguous");
@@ -70,26 +72,31 @@ void copy_array(const Array& src, Array& dst) {
   }
   DeviceOps& ops = require_device_ops("copy between devices");
   if (src.is_contiguous()) {
-    ops.copy(dst.data(), dst.device(), src.data(), src.device(), bytes);
+    ops.copy_on(dst.data(), dst.device(), src.data(), src.device(), bytes, stream);
   } else if (src.on_host()) {
     Array c = src.contiguous();
-    ops.copy(dst.data(), dst.device(), c.data(), c.device(), bytes);
-    ops.synchronize(dst.device());  // `c` dies here; the copy must not read freed memory
+    ops.copy_on(dst.data(), dst.device(), c.data(), c.device(), bytes, stream);
+    // `c` dies here; the copy must not read freed memory
+    ops.synchronize_on(dst.device(), stream);
   } else {
     // A device view: bring the span it covers to the host, then gather on the host.
     auto [lo, hi] = element_span(src);
     const size_t item = itemsize(src.dtype());
     auto staging = Buffer::allocate_host(static_cast<size_t>(hi - lo) * item);
-    ops.copy(staging->data(), Device::cpu(), static_cast<const char*>(src.buffer()->data()) + lo * item, src.device(),
-             static_cast<size_t>(hi - lo) * item);
+    ops.copy_on(staging->data(), Device::cpu(), static_cast<const char*>(src.buffer()->data()) + lo * item,
+                src.device(), static_cast<size_t>(hi - lo) * item, stream);
     Array host_view(staging, src.dtype(), src.shape(), src.strides(), src.offset() - lo);
     Array c = host_view.contiguous();
     if (dst.on_host()) {
       std::memcpy(dst.data(), c.data(), bytes);
     } else {
-      ops.copy(dst.data(), dst.device(), c.data(), Device::cpu(), bytes);
-      ops.synchronize(dst.device());
+      ops.copy_on(dst.data(), dst.device(), c.data(), Device::cpu(), bytes, stream);
+      ops.synchronize_on(dst.device(), stream);
     }
+  }
+  if (stream) {
+    if (src.device().is_cuda()) ops.record_use(*src.buffer(), stream);
+    if (dst.device().is_cuda()) ops.record_use(*dst.buffer(), stream);
   }
 }
 

@@ -79,6 +79,9 @@ class DeviceOps {
   /// Waits for all work issued to the device's own compute stream (not for other contexts'
   /// streams of the device: wait for those with runtime::Event).
   virtual void synchronize(Device device) = 0;
+  /// The host waits for the work issued so far to `stream`, a stream handle of `device`
+  /// (null: synchronize(device)); counted in DeviceMemoryStats::host_waits.
+  virtual void synchronize_on(Device device, void* stream) = 0;
   /// Streams of other libraries (DLPack consumers and producers), named as DLPack does:
   /// 1 the legacy default stream, 2 the per-thread default stream, any other value a
   /// cudaStream_t of `device`; -1 an unknown stream.
@@ -104,5 +107,9 @@ DeviceOps& require_device_ops(const char* what);
 /// Copies `src` into `dst` (same shape and dtype, `dst` contiguous), across devices as
 /// needed: a non-contiguous source is made contiguous on its own device first.
 void copy_array(const Array& src, Array& dst);
+/// The same with the device copy issued on `stream` (DeviceOps::copy_on; null: copy_array),
+/// and the device buffers of `src` and `dst` recorded as used on it (record_use). The caller
+/// orders `stream` after the writers of `src` and the readers of `dst` after it.
+void copy_array_on(const Array& src, Array& dst, void* stream);
 
 }  // namespace theon::detail

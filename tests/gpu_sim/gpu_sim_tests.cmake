@@ -9,7 +9,7 @@
 # or ran none also fails (FAIL_REGULAR_EXPRESSION): a green label that ran nothing is the
 # failure to avoid.
 if(NOT THEON_HAVE_CUDA_BACKEND OR NOT TARGET test_backends_cuda_gpu OR NOT TARGET test_op_harness
-   OR NOT TARGET test_rewrite)
+   OR NOT TARGET test_rewrite OR NOT TARGET test_contexts)
   return()
 endif()
 
@@ -50,7 +50,17 @@ foreach(cfg IN LISTS _sim_configs)
   add_test(NAME gpu-sim.${name}.graph_fuzz COMMAND $<TARGET_FILE:test_rewrite> --gtest_filter=GraphFuzz.*)
   set_tests_properties(gpu-sim.${name}.graph_fuzz PROPERTIES
     ENVIRONMENT "${env};THEON_FUZZ_TRIALS=12;THEON_FLAGS=${flags},device=cuda,on_fallback=raise")
-  set(tests gpu-sim.${name}.cuda_unit gpu-sim.${name}.op_harness gpu-sim.${name}.graph_fuzz)
+  # Contexts on GPUs (the seed program under two maps, host waits per call), on two devices
+  # and, in the eager run, on three.
+  add_test(NAME gpu-sim.${name}.contexts COMMAND $<TARGET_FILE:test_contexts> --gtest_filter=ContextGpu.*)
+  set_tests_properties(gpu-sim.${name}.contexts PROPERTIES ENVIRONMENT "${env};THEON_FLAGS=${flags}")
+  set(tests gpu-sim.${name}.cuda_unit gpu-sim.${name}.op_harness gpu-sim.${name}.graph_fuzz gpu-sim.${name}.contexts)
+  if(name STREQUAL "eager")
+    add_test(NAME gpu-sim.eager.contexts_3_devices COMMAND $<TARGET_FILE:test_contexts> --gtest_filter=ContextGpu.*)
+    set_tests_properties(gpu-sim.eager.contexts_3_devices PROPERTIES
+      ENVIRONMENT "${env};SIM_DEVICES=3;THEON_FLAGS=${flags}")
+    list(APPEND tests gpu-sim.eager.contexts_3_devices)
+  endif()
   if(_sim_python)
     add_test(NAME gpu-sim.${name}.python
       COMMAND ${_sim_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/tests/python/test_cuda.py

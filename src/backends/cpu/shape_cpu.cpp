@@ -65,9 +65,17 @@ void arange_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Arr
   });
 }
 
-void transfer_loop(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) {
-  detail::copy_array(inputs[0], outputs[0]);
-}
+// Transfer: a copy between devices issued on the thunk's stream (the destination context's
+// compute stream: the executor has ordered it after the source's writer), so a named
+// context's copies are ordered with its own kernels, not with the device's own stream.
+class TransferKernel final : public Kernel {
+ public:
+  std::string name() const override { return "reference"; }
+  void run(const KernelPlan*, const ExecContext& where, const Apply&, const std::vector<Array>& inputs,
+           std::vector<Array>& outputs) const override {
+    detail::copy_array_on(inputs[0], outputs[0], where.stream.handle);
+  }
+};
 
 // ---- indexing ----
 
@@ -159,7 +167,7 @@ void register_shape_loops(CpuBackend& backend) {
   register_loop(backend, K::Join, join_loop);
   register_loop(backend, K::Alloc, alloc_loop);
   register_loop(backend, K::ARange, arange_loop);
-  register_loop(backend, K::Transfer, transfer_loop);
+  backend.register_kernel(K::Transfer, std::make_unique<TransferKernel>());
   register_loop(backend, K::IncSubtensor, inc_subtensor_loop);
   register_loop(backend, K::AdvancedSubtensor1, take_loop);
   register_loop(backend, K::AdvancedIncSubtensor1, advanced_inc_loop);

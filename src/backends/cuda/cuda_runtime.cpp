@@ -486,6 +486,13 @@ void CudaRuntime::synchronize(Device device) {
   THEON_CUDA_CHECK(cudaStreamSynchronize(stream(device.index)));
 }
 
+void CudaRuntime::synchronize_on(Device device, void* stream) {
+  if (!device.is_cuda()) return;
+  if (!stream) return synchronize(device);
+  count_host_wait(device.index);
+  THEON_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
+
 detail::DeviceProperties CudaRuntime::properties(Device device) {
   if (!device.is_cuda()) throw InternalError("CudaRuntime::properties: not a CUDA device: " + device.str());
   per_device(device.index);  // a DeviceError naming the device count for one that does not exist

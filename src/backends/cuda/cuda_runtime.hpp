@@ -32,6 +32,7 @@ class CudaRuntime final : public detail::DeviceOps, public runtime::DeviceStream
   void zero(void* dst, Device device, size_t bytes) override;
   void zero_on(void* dst, Device device, size_t bytes, void* stream) override;
   void synchronize(Device device) override;
+  void synchronize_on(Device device, void* stream) override;
   void external_stream_wait(Device device, int64_t stream) override;
   void wait_for_external_stream(Device device, int64_t stream) override;
   DeviceMemoryStats stats(Device device) override;

@@ -48,7 +48,6 @@ SharedVar pinned_shared(const Array& value, const std::string& name, const std::
   return v;
 }
 
-Var transfer(const Var& x, const std::string& context) { return Var(ops::transfer(x.node(), context)); }
 
 std::shared_ptr<graph::FunctionGraph> graph_of(const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
   std::vector<graph::VarPtr> in, out;

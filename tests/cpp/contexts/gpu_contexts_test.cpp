@@ -3,8 +3,10 @@
 // device they run under the gpu-sim label's orderings (SIM_STREAMS=deferred: a missing wait
 // shows as stale data; random: a missing cross-stream dependency shows), with SIM_DEVICES=2.
 // Without a device they skip (THEON_GPU_SIM=1 turns a skip into a failure).
+#include "backends/cuda/sim_counters.hpp"
 #include "exec/function_impl.hpp"
 #include "ops/transfer.hpp"
+#include "runtime/streams.hpp"
 
 #include <theon/theon.hpp>
 
@@ -83,6 +85,53 @@ TEST(ContextGpu, TwoGpusGiveTheSingleContextResults) {
 TEST(ContextGpu, TwoContextsOnOneGpuGiveTheSingleContextResults) {
   if (!have_gpus(1)) GTEST_SKIP() << "needs a CUDA device";
   expect_single_context_results("dev0->cuda0;dev1->cuda0");
+}
+
+// What one call of the seed's program (its two products, outputs to the host) asks of the
+// device: every context's work is enqueued before the host's first wait, and the host waits
+// once per device holding outputs (the simulator's counters; under SIM_STREAMS=deferred work
+// runs only when the host waits, so the work pending then is the work issued before it).
+void expect_one_wait_per_device(const std::string& map, const std::vector<Device>& devices) {
+  ContextsFlag flag(map);
+  const bool saved_print = config().print_active_device;
+  config().print_active_device = false;
+  SharedVar v01 = shared(Array::randn({64, 64}, 40), "v01", {.target = "dev0"});
+  SharedVar v02 = shared(Array::randn({64, 64}, 41), "v02", {.target = "dev0"});
+  SharedVar v11 = shared(Array::randn({64, 64}, 42), "v11", {.target = "dev1"});
+  SharedVar v12 = shared(Array::randn({64, 64}, 43), "v12", {.target = "dev1"});
+  Function f = function({}, {tensor::dot(v01, v02), tensor::dot(v11, v12)});
+  f({});  // compiles, and fills the caches
+  for (Device d : devices) synchronize(d);
+  ::theon::testing::SimCounters sim;
+  if (!sim.available()) {
+    config().print_active_device = saved_print;
+    GTEST_SKIP() << "needs the simulated device's counters";
+  }
+  std::vector<int64_t> waits_before;
+  for (Device d : devices) waits_before.push_back(memory_stats(d).host_waits);
+  sim.reset();
+  std::vector<Array> out = f({});
+  const theon_gpu_sim_counters c = sim.read();
+  EXPECT_EQ(c.host_syncs, devices.size()) << map << ": host synchronisations in one call";
+  EXPECT_GE(c.operations, 2u) << map << ": device work issued (two products: cuBLAS calls, not launches)";
+  for (size_t k = 0; k < devices.size(); ++k)
+    EXPECT_EQ(memory_stats(devices[k]).host_waits - waits_before[k], 1) << map << ": host waits on " << devices[k].str();
+  if (::theon::testing::sim_streams_are("deferred") && c.host_syncs > 0) {
+    const runtime::Context dev0 = runtime::resolve_context("dev0"), dev1 = runtime::resolve_context("dev1");
+    EXPECT_GE(sim.pending_at(0, runtime::streams_of(dev0).compute.handle), 1u) << map << ": dev0's product ran before the first wait";
+    EXPECT_GE(sim.pending_at(0, runtime::streams_of(dev1).compute.handle), 1u) << map << ": dev1's product ran before the first wait";
+  }
+  config().print_active_device = saved_print;
+}
+
+TEST(ContextGpu, TwoGpusEnqueueBothContextsBeforeTheHostWaitsOncePerDevice) {
+  if (!have_gpus(2)) GTEST_SKIP() << "needs two CUDA devices";
+  expect_one_wait_per_device("dev0->cuda0;dev1->cuda1", {Device::cuda(0), Device::cuda(1)});
+}
+
+TEST(ContextGpu, TwoContextsOnOneGpuEnqueueBothBeforeTheHostWaitsOnce) {
+  if (!have_gpus(1)) GTEST_SKIP() << "needs a CUDA device";
+  expect_one_wait_per_device("dev0->cuda0;dev1->cuda0", {Device::cuda(0)});
 }
 
 }  // namespace

@@ -57,9 +57,18 @@ class SimCounters {
   std::string call_at(uint64_t sync) const { return available() ? call_(sync) : ""; }
 
  private:
+  // In the process's global scope (a test linked with libcudart), else in the libcudart that
+  // libtheon_cuda loaded (opened locally when the test links only libtheon).
   template <class F>
   static F find(const char* name) {
-    return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+    if (void* f = dlsym(RTLD_DEFAULT, name)) return reinterpret_cast<F>(f);
+    for (const char* soname : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
+      if (void* lib = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
+        void* f = dlsym(lib, name);
+        dlclose(lib);  // (RTLD_NOLOAD took a reference: the library stays loaded)
+        if (f) return reinterpret_cast<F>(f);
+      }
+    return nullptr;
   }
   void (*read_)(theon_gpu_sim_counters*);
   void (*reset_)();
