@@ -146,7 +146,7 @@ def _load_shared(value, name, dtype, broadcastable, target, strict, allow_downca
             return shared(a, target=target, **kw)
         except _core.TheonError as e:  # no such context here (or no contexts yet)
             warnings.warn(f"shared variable {name!r} was saved on context {target!r}, which this process "
-                          f"cannot use ({e}); it is loaded on the CPU", stacklevel=2)
+                          f"cannot use ({str(e).splitlines()[0]}); it is loaded on the CPU", stacklevel=2)
     return shared(a, **kw)
 
 

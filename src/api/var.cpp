@@ -1,5 +1,6 @@
 // Var, SharedVar and the operators: thin wrappers over the op builders in src/ops/.
 #include <theon/config.hpp>
+#include <theon/device.hpp>
 #include <theon/error.hpp>
 #include <theon/tensor.hpp>
 #include <theon/var.hpp>
@@ -96,10 +97,12 @@ SharedVar shared(const Array& value, const std::string& name, const SharedOption
       }
   }
   if (!options.target.empty()) {
-    // Stored on the context's device (copied there for a GPU) and pinned to the name.
+    // Stored on the context's device (copied there for a GPU) and pinned to the name. Where no
+    // CUDA device can be used at all, a GPU context's value stays on the host: compiling a
+    // function that reads it applies on_fallback (warn: the CPU runs it; raise: an error).
     const runtime::Context where =
         detail::context_named(options.target, "shared('" + name + "', target='" + options.target + "')");
-    if (!where.device.is_cpu()) storage->value = to_device(storage->value, where.device);
+    if (!where.device.is_cpu() && cuda_status().ok) storage->value = to_device(storage->value, where.device);
     else if (!storage->value.on_host()) storage->value = storage->value.to_host();
     t.context = where.name;
   }

@@ -634,11 +634,17 @@ std::string FunctionImpl::explain() {
     }
   }
   if (program->device_work) {
-    size_t to_host = 0;
-    for (size_t o = 0; o < num_user_outputs_; ++o) to_host += program->slot_device[program->output_slots[o]].is_cuda();
-    os << "  outputs: " << (outputs_on_device_ ? "kept on the device" : std::to_string(to_host) +
-                                                                             " copied to the host after the call's device work, one wait")
-       << "\n";
+    std::vector<Device> devices;  // of the outputs copied to the host: the host waits once for each
+    for (size_t o = 0; o < num_user_outputs_; ++o)
+      if (const Device d = program->slot_device[program->output_slots[o]]; d.is_cuda()) devices.push_back(d);
+    const size_t to_host = devices.size();
+    std::sort(devices.begin(), devices.end(), [](Device a, Device b) { return a.index < b.index; });
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+    if (outputs_on_device_) os << "  outputs: kept on the device\n";
+    else if (to_host > 0)
+      os << "  outputs: " << to_host << " copied to the host after the call's device work, "
+         << (devices.size() == 1 ? std::string("one wait") : std::to_string(devices.size()) + " waits (one per device)")
+         << "\n";
   }
   if (auto m = memory_report())
     os << "  memory: peak " << m->peak_bytes << " bytes in the last call, " << m->reused << " buffers reused, "

@@ -1,5 +1,6 @@
 #include "runtime/contexts.hpp"
 
+#include "runtime/cuda_library.hpp"
 #include "runtime/devices.hpp"
 
 #include <theon/config.hpp>
@@ -76,6 +77,7 @@ Context ContextMap::resolve(const std::string& name) const {
 }
 
 std::string ContextMap::known_names() const {
+  if (mappings_.empty()) return "the devices by their names (cpu, cuda0, cuda1, ...): the contexts flag names no other";
   std::string known;
   for (const Context& c : mappings_) known += c.name + " (" + c.device.str() + "), ";
   return known + "and each device by its name: cpu, cuda0, cuda1, ...";
@@ -145,8 +147,13 @@ int ContextMap::threads(const std::string& name, int cpu_contexts) const {
 namespace {
 
 // A cudaN the map names must exist: asked of the device registry (which opens the CUDA
-// library: resolution happens at first use, never at import).
+// library: resolution happens at first use, never at import). Where no CUDA device can be
+// used at all, a GPU context is what device=cuda0 is there: compiling a function applies
+// on_fallback (warn: its nodes run on the CPU; raise: a DeviceError naming the context).
 void check_devices_exist(const ContextMap& map, const std::string& spec) {
+  bool any_gpu = false;
+  for (const Context& c : map.mappings()) any_gpu = any_gpu || c.device.is_cuda();
+  if (!any_gpu || devices().size() == 1) return;
   for (const Context& c : map.mappings()) {
     if (c.device.is_cpu()) continue;
     try {
@@ -161,8 +168,15 @@ void check_devices_exist(const ContextMap& map, const std::string& spec) {
 }
 
 void print_mappings(const ContextMap& map) {
-  for (const Context& c : map.mappings())
-    std::cerr << "Mapped name " << c.name << " to device " << device_info(c.device).describe() << "\n";
+  for (const Context& c : map.mappings()) {
+    std::string device;
+    try {
+      device = device_info(c.device).describe();
+    } catch (const DeviceError&) {  // no CUDA device at all: the function's on_fallback decides
+      device = c.device.str() + ": not available (" + cuda_library().reason + ")";
+    }
+    std::cerr << "Mapped name " << c.name << " to device " << device << "\n";
+  }
   std::cerr.flush();
 }
 

@@ -49,8 +49,9 @@ MALFORMED = [  # (map, what the error says about the mapping at fault)
     ("cuda0->cpu", "uses the name 'cuda0': names may not begin with 'cuda' or 'opencl'"),
     ("opencl1->cpu", "uses the name 'opencl1': names may not begin with 'cuda' or 'opencl'"),
     ("cpu->cpu", "uses the name 'cpu', the CPU's own context"),
-    ("far->cuda99", "'far->cuda99' maps to cuda99, but there"),
 ]
+if STATUS.ok:  # a GPU index past the last device; without any usable device, on_fallback decides (below)
+    MALFORMED.append(("far->cuda99", "'far->cuda99' maps to cuda99, but there"))
 
 
 @pytest.mark.parametrize("spec,why", MALFORMED)
@@ -71,6 +72,28 @@ def test_a_malformed_map_is_a_config_error_where_it_is_first_used(spec, why):
         assert f"contexts='{spec}'" in str(e.value)
     assert isinstance(e.value, ValueError)
     assert (x * 2).owner is not None  # no scope was left entered
+
+
+@pytest.mark.skipif(STATUS.ok, reason="needs a machine where no CUDA device can be used")
+def test_without_a_usable_cuda_device_a_gpu_context_follows_on_fallback(capfd):
+    # As device=cuda0 there: the map resolves; compiling raises (on_fallback=raise) naming the
+    # context, or warns and runs on the CPU (warn), the value kept on the host meanwhile.
+    theon.config.print_active_device = False
+    theon.config.contexts = "far->cuda0"
+    w = theon.shared(np.arange(3, dtype=np.float32), name="w", target="far")
+    assert w.target == "far"
+    saved = theon.config.on_fallback
+    try:
+        theon.config.on_fallback = "raise"
+        with pytest.raises(errors.DeviceError, match=r"context far \(cuda0\)"):
+            theon.function([], w * 2)
+        theon.config.on_fallback = "warn"
+        capfd.readouterr()
+        f = theon.function([], w * 2)
+        assert "context far (cuda0)" in capfd.readouterr().err
+        np.testing.assert_array_equal(f(), np.arange(3, dtype=np.float32) * 2)
+    finally:
+        theon.config.on_fallback = saved
 
 
 def test_every_malformed_map_fails_from_the_environment_too():

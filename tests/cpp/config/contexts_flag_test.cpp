@@ -95,12 +95,24 @@ TEST_F(ContextsFlag, AMalformedMapIsAConfigErrorWhereItIsUsed) {
   }
 }
 
-// cudaN must exist: checked when the map is resolved, through the device registry.
+// cudaN must exist: checked when the map is resolved, through the device registry. Where no
+// CUDA device can be used at all (CI), a GPU context is what device=cuda0 is: the map resolves
+// and compiling applies on_fallback (raise: a DeviceError naming the context).
 TEST_F(ContextsFlag, AGpuIndexPastTheLastDeviceIsAConfigError) {
   config().print_active_device = false;
   const size_t cuda_devices = runtime::devices().size() - 1;
   const std::string past = "cuda" + std::to_string(cuda_devices);
   config().contexts = "dev0->cpu;far->" + past;
+  if (cuda_devices == 0) {
+    EXPECT_NO_THROW(runtime::active_contexts());
+    const std::string saved = config().on_fallback;
+    config().on_fallback = "raise";
+    SharedVar w = shared(Array::zeros({2}, DType::Float32), "w", {.target = "far"});
+    const std::string e = error_of<DeviceError>([&] { function({}, {w * 2.0f}); });
+    config().on_fallback = saved;
+    EXPECT_NE(e.find("context far (cuda0)"), std::string::npos) << e;
+    return;
+  }
   const std::string e = error_of<ConfigError>([] { runtime::active_contexts(); });
   EXPECT_NE(e.find("contexts: 'far->" + past + "' maps to " + past), std::string::npos) << e;
   EXPECT_NE(e.find(cuda_devices == 1 ? "there is 1 CUDA device" : "there are " + std::to_string(cuda_devices) +

@@ -69,6 +69,7 @@ const compile::NodePlacement& placed(const compile::Placement& p, const graph::F
 }
 
 TEST(ContextPlacement, PinnedOutputsThenTheFirstInputWithAContextThenTheDefault) {
+  ContextsFlag flag("dev0->cpu;dev1->cpu");  // transfer() checks the name against the active map
   compile::LowerOptions o;
   o.contexts = runtime::ContextMap::parse("dev0->cpu;dev1->cpu");
   const compile::LoweringTarget target = compile::resolve_target(o);
