@@ -13,7 +13,10 @@ void plan_dependencies(Program& prog) {
     t.after.clear();
     for (int s : t.inputs) {
       const int p = producer[s];
-      if (p < 0 || prog.thunks[p].context_index == t.context_index) continue;
+      // Within one context a GPU copy stream and compute stream are ordered by events too.
+      if (p < 0 || (prog.thunks[p].context_index == t.context_index &&
+                    prog.thunks[p].on_copy_stream == t.on_copy_stream))
+        continue;
       if (std::find(t.after.begin(), t.after.end(), p) != t.after.end()) continue;
       t.after.push_back(p);
       prog.thunks[p].signals = true;

@@ -45,8 +45,13 @@ struct Thunk {
   /// Thunks of other contexts whose outputs this one reads (directly): it runs after them —
   /// on a GPU stream by an event wait, on a CPU context by a host wait for a GPU producer.
   std::vector<int> after;
-  /// A thunk of another context runs after this one: the executor records an event after it.
+  /// A thunk of another context or stream runs after this one: the executor records an event
+  /// after it.
   bool signals = false;
+  /// A copy between devices into a GPU context (a Transfer that is not a handover): issued on
+  /// the context's copy stream, so it overlaps the context's kernels; its readers on the
+  /// compute stream, and the writer of its source, are ordered with it by events (`after`).
+  bool on_copy_stream = false;
   /// A nested Program this thunk runs (a branch, or a loop body per step); empty until ops
   /// that own an inner graph run one (the scan issue).
   std::shared_ptr<const Program> nested;

@@ -97,7 +97,9 @@ void build_thunks(Program& prog, const Placement& placement, const Homes& homes)
     }
     // A transfer between two contexts of one device is a handover: the reader gets the same
     // array (no copy); the ordering is the dependency plan's (dependencies.hpp).
-    if (t.is_transfer && location(*node->input(0), placement, homes) == where.device) t.pass_through = {0};
+    const bool handover = t.is_transfer && location(*node->input(0), placement, homes) == where.device;
+    if (handover) t.pass_through = {0};
+    t.on_copy_stream = t.is_transfer && !handover && where.device.is_cuda();
     if (where.fallback) {
       ++prog.num_fallbacks;
       prog.fallback_notes.push_back(node->op().display() + " (" + node->output_raw(0)->label() + "): " +
@@ -134,7 +136,10 @@ void set_thread_budgets(Program& prog, const std::map<std::string, int>& context
 }
 
 void bind_streams(Program& prog) {
-  for (Thunk& t : prog.thunks) t.exec.stream = runtime::streams_of(t.exec.context).compute;
+  for (Thunk& t : prog.thunks) {
+    const runtime::ContextStreams streams = runtime::streams_of(t.exec.context);
+    t.exec.stream = t.on_copy_stream ? streams.copy : streams.compute;
+  }
 }
 
 void copy_constants_to_devices(Program& prog) {

@@ -4,9 +4,10 @@
 //   list_contexts: Program::contexts with the default context first, each thunk's index into
 //     it, the thunks per context and how many CPU contexts run thunks;
 //   set_thread_budgets: each CPU thunk's ExecContext::threads (LowerOptions::context_threads);
-//   bind_streams: each thunk's ExecContext gets its context's compute stream (transfers too:
-//     a transfer into a context is ordered with that context's kernels by its stream; the
-//     copy stream is for when Transfer's kernel issues on the stream it is given);
+//   bind_streams: each thunk's ExecContext gets its context's compute stream, or its copy
+//     stream for a copy between devices into a GPU context (Thunk::on_copy_stream: the
+//     Transfer kernel issues on the stream it is given, ordered by the dependency plan's
+//     events, so copies overlap the context's kernels);
 //   copy_constants_to_devices: constants read on a GPU are copied there once, now;
 //   prepare_kernels: Kernel::prepare for every thunk, concurrently (NVRTC and the CPU's
 //     generated modules compile while the function is compiled, not at its first call),
@@ -32,7 +33,8 @@ void list_contexts(Program& program, const runtime::Context& default_context);
 /// process's count, as before contexts).
 void set_thread_budgets(Program& program, const std::map<std::string, int>& context_threads, int cores);
 
-/// Each thunk's ExecContext gets its context's compute stream (not in plan-only lowering:
+/// Each thunk's ExecContext gets its context's compute stream (its copy stream for a copy
+/// between devices: Thunk::on_copy_stream) (not in plan-only lowering:
 /// there is no device to make streams on).
 void bind_streams(Program& program);
 

@@ -207,6 +207,8 @@ void prepare_state(const compile::Program& program, ExecState& state) {
   }
   state.context_done.clear();
   state.context_done.resize(contexts);
+  state.copy_done.clear();
+  state.copy_done.resize(contexts);
   state.named_gpu_contexts = false;
   for (size_t k = 0; k < program.contexts.size(); ++k) {
     const runtime::Context& c = program.contexts[k];
@@ -215,6 +217,11 @@ void prepare_state(const compile::Program& program, ExecState& state) {
       state.named_gpu_contexts = true;
     }
   }
+  for (const compile::Thunk& th : program.thunks)
+    if (th.on_copy_stream && !state.copy_done[th.context_index]) {
+      state.copy_done[th.context_index] = std::make_unique<runtime::Event>(th.dev);
+      state.named_gpu_contexts = true;
+    }
   state.sequential_threads = 0;
   for (int threads : state.lane_threads) state.sequential_threads = std::max(state.sequential_threads, threads);
 }
@@ -560,12 +567,17 @@ std::vector<Array> execute(const compile::Program& program, ExecState& state, co
   // Each named GPU context's work is ordered before what the device's own stream does next
   // (the outputs' copies to the host), on the device: no host wait.
   if (state.named_gpu_contexts)
-    for (size_t k = 0; k < state.context_done.size(); ++k)
+    for (size_t k = 0; k < state.context_done.size(); ++k) {
+      const runtime::Context& c = program.contexts[k];
       if (state.context_done[k]) {
-        const runtime::Context& c = program.contexts[k];
         state.context_done[k]->record(runtime::streams_of(c).compute);
         runtime::Stream::of(c.device, runtime::StreamKind::Compute).wait(*state.context_done[k]);
       }
+      if (state.copy_done[k]) {  // the context's copies between devices, likewise
+        state.copy_done[k]->record(runtime::streams_of(c).copy);
+        runtime::Stream::of(c.device, runtime::StreamKind::Compute).wait(*state.copy_done[k]);
+      }
+    }
   state.host_waits = call.host_waits;
   std::vector<Array> results;
   results.reserve(program.output_slots.size());

@@ -116,7 +116,10 @@ struct ExecState {
   /// Per context on a GPU that is not the device's own: an event recorded after the call's
   /// work there, which the device's own stream waits on before the outputs are copied.
   std::vector<std::unique_ptr<runtime::Event>> context_done;
-  bool named_gpu_contexts = false;  // some context_done entry is set
+  /// Per context: an event joining its copy stream's work (copies between devices) into the
+  /// device's own compute stream at the end of a call, where the context has such copies.
+  std::vector<std::unique_ptr<runtime::Event>> copy_done;
+  bool named_gpu_contexts = false;  // some context_done or copy_done entry is set
   /// Host waits on a device event in the last call (GPU producer, CPU reader).
   int host_waits = 0;
 

@@ -53,6 +53,20 @@ std::vector<Array> seed_program(const std::vector<Array>& values, bool pin) {
     const std::string map = config().contexts;
     const std::string dev1 = map.find("dev1->cuda1") != std::string::npos ? "cuda1" : "cuda0";
     EXPECT_EQ(dots, (std::vector<std::string>{"dev0@cuda0", "dev1@" + dev1})) << f.explain();
+    // A copy between devices runs on its context's copy stream (its readers wait for it by an
+    // event); a handover between two contexts of one device copies nothing.
+    int copies = 0, handovers = 0;
+    for (auto& t : program->thunks) {
+      if (!t.is_transfer || !t.dev.is_cuda()) continue;
+      const bool copy = t.pass_through.empty() || t.pass_through[0] < 0;
+      (copy ? copies : handovers)++;
+      EXPECT_EQ(t.on_copy_stream, copy) << t.op;
+      EXPECT_EQ(t.exec.stream.kind, copy ? runtime::StreamKind::Copy : runtime::StreamKind::Compute) << t.op;
+      EXPECT_EQ(t.exec.stream.handle, copy ? runtime::streams_of(t.exec.context).copy.handle
+                                           : runtime::streams_of(t.exec.context).compute.handle);
+    }
+    EXPECT_EQ(copies, dev1 == "cuda1" ? 2 : 0) << f.explain();
+    EXPECT_EQ(handovers, dev1 == "cuda1" ? 0 : 2) << f.explain();
     if (const char* show = std::getenv("THEON_SHOW_EXPLAIN"); show && *show == '1') std::cerr << f.explain();
   }
   std::vector<Array> out;
