@@ -74,11 +74,17 @@ def test_a_malformed_map_is_a_config_error_where_it_is_first_used(spec, why):
     assert (x * 2).owner is not None  # no scope was left entered
 
 
-@pytest.mark.skipif(STATUS.ok, reason="needs a machine where no CUDA device can be used")
-def test_without_a_usable_cuda_device_a_gpu_context_follows_on_fallback(capfd):
-    # As device=cuda0 there: the map resolves; compiling raises (on_fallback=raise) naming the
-    # context, or warns and runs on the CPU (warn), the value kept on the host meanwhile.
+def test_a_gpu_context_without_its_device(capfd):
+    # Where CUDA devices exist, an index past the last one is a ConfigError at the map's first
+    # use. Where none can be used, a GPU context is what device=cuda0 is there: the map
+    # resolves; compiling raises (on_fallback=raise) naming the context, or warns and runs on
+    # the CPU (warn), the value kept on the host meanwhile.
     theon.config.print_active_device = False
+    if STATUS.ok:
+        theon.config.contexts = f"far->cuda{STATUS.device_count}"
+        with pytest.raises(errors.ConfigError, match=f"maps to cuda{STATUS.device_count}, but there"):
+            theon.shared(np.arange(3, dtype=np.float32), name="w", target="far")
+        return
     theon.config.contexts = "far->cuda0"
     w = theon.shared(np.arange(3, dtype=np.float32), name="w", target="far")
     assert w.target == "far"
@@ -330,7 +336,7 @@ def test_the_seed_transfer_example_on_gpus():
     g = seed_program(os.path.join(SEEDS, "seed5_explicit_transfer.py"), "gpudev->cuda1")
     check_transfer_seed(g)
     f = theon.function([g["v"]], g["gv"] * 2)
-    assert [n.device for n in f.maker.fgraph.toposort() if str(n.op) != "Transfer"] == ["cuda1"]
+    assert [n.device for n in f.maker.fgraph.toposort() if not str(n.op).startswith("Transfer")] == ["cuda1"]
     theon.config.contexts = "dev0->cuda0;dev1->cuda1"
     v = theon.shared(np.ones((2, 2), dtype=np.float32), target="dev1")
     assert v.target == "dev1"
