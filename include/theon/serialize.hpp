@@ -32,6 +32,7 @@ struct OutputRecord {
   std::string dtype;           // "float32"
   std::vector<int64_t> shape;  // static sizes, -1 unknown
   std::string name;
+  std::string context;         // the context it is pinned to ("" for none), as the saver named it
 };
 
 /// The node computing `v` as a record, or nullopt for a leaf (an input, a constant, a shared
@@ -40,7 +41,7 @@ struct OutputRecord {
 std::optional<NodeRecord> node_record(const Var& v);
 
 /// The outputs of a new node: the op make_op(kind, props) makes, over `inputs`, with outputs
-/// of the types given. ValueError naming the kind for an unknown kind, props the kind does
+/// of the types given (pinned to their contexts: the caller checks that those exist here). ValueError naming the kind for an unknown kind, props the kind does
 /// not take, or output types that are no types or disagree with the op.
 std::vector<Var> rebuild_node(const std::string& kind, const std::vector<std::pair<std::string, std::string>>& props,
                               const std::vector<Var>& inputs, const std::vector<OutputRecord>& outputs);

@@ -24,12 +24,13 @@ void init_serialize(nb::module_& m) {
         "The node computing v as a record (None for a leaf); NotImplementedError when make_op cannot rebuild its op.");
   m.def("rebuild_node", [](const std::string& kind, const std::vector<std::pair<std::string, std::string>>& props,
                            const std::vector<Var>& inputs,
-                           const std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>>& outputs) {
+                           const std::vector<std::tuple<std::string, std::vector<int64_t>, std::string, std::string>>& outputs) {
     std::vector<OutputRecord> outs;
-    for (const auto& [dtype, shape, name] : outputs) outs.push_back({dtype, shape, name});
+    for (const auto& [dtype, shape, name, context] : outputs) outs.push_back({dtype, shape, name, context});
     return rebuild_node(kind, props, inputs, outs);
   }, nb::arg("kind"), nb::arg("props"), nb::arg("inputs"), nb::arg("outputs"),
-     "The outputs of a new node: make_op(kind, props) over inputs; outputs are (dtype, shape, name) tuples.");
+     "The outputs of a new node: make_op(kind, props) over inputs; outputs are (dtype, shape, name, context) "
+     "tuples (context '' for none).");
   m.def("is_weak_constant", &is_weak_constant, nb::arg("v"));
   m.def("make_constant", [](nb::handle value, bool weak, const std::string& name) {
     return make_constant(to_array(value), weak, name);

@@ -94,10 +94,25 @@ def _graph_record(root):
             continue
         n = len(nodes)
         nodes.append((rec.kind, tuple(tuple(p) for p in rec.props), tuple(refs[i.id()] for i in rec.inputs),
-                      tuple((o.dtype, tuple(o.static_shape), o.name) for o in rec.outputs)))
+                      tuple((o.dtype, tuple(o.static_shape), o.name, _core.var_context(o))
+                            for o in rec.outputs)))
         for k, o in enumerate(rec.outputs):
             refs.setdefault(o.id(), ("node", n, k))
     return (_FORMAT, tuple(leaves), tuple(nodes), refs[root.id()])
+
+
+def _usable_context(name):
+    """A saved node's context where this process has it; "" (unpinned: placed by its inputs,
+    else on the default context) with a warning where it does not."""
+    if not name:
+        return ""
+    try:
+        _core.get_context(name)
+        return name
+    except (ValueError, _core.TheonError) as e:
+        warnings.warn(f"a saved node was pinned to context {name!r}, which this process cannot use "
+                      f"({str(e).splitlines()[0]}); it is loaded unpinned", stacklevel=3)
+        return ""
 
 
 def reduce_variable(var):
@@ -188,8 +203,10 @@ def _load_graph(record):
         try:
             kind, props, ins, outs = node
             props = [(str(a), str(b)) for a, b in props]
-            outs = [(str(d), [int(s) for s in shape], str(name)) for d, shape, name in outs]
-        except (TypeError, ValueError):
+            # (dtype, shape, name) or, with its context, (dtype, shape, name, context)
+            outs = [(str(o[0]), [int(s) for s in o[1]], str(o[2]), _usable_context(str(o[3]) if len(o) > 3 else ""))
+                    for o in outs]
+        except (TypeError, ValueError, IndexError):
             raise _bad(f"node {k} of the graph record is malformed") from None
         in_vars = [_ref(r, leaves, built, k) for r in ins]
         try:

@@ -3,6 +3,7 @@
 #include <theon/error.hpp>
 #include <theon/serialize.hpp>
 
+#include "autodiff/grad_ops.hpp"
 #include "graph/node.hpp"
 #include "graph/op.hpp"
 #include "ops/elemwise.hpp"
@@ -33,6 +34,7 @@ std::optional<DType> fixed_out_dtype(const graph::Op& op) {
 }  // namespace
 
 std::optional<NodeRecord> node_record(const Var& v) {
+  autodiff::register_op_factories();  // the gradient ops are rebuilt through make_op too
   const graph::VarPtr& var = need(v, "node_record");
   const graph::ApplyPtr node = var->owner_ptr();
   if (!node) return std::nullopt;
@@ -48,12 +50,7 @@ std::optional<NodeRecord> node_record(const Var& v) {
   }
   for (const graph::VarPtr& in : node->inputs()) r.inputs.push_back(as_user_var(in));
   for (int i = 0; i < node->num_outputs(); ++i) {
-    const graph::VarPtr out = node->output(i);
-    if (!out->type.context.empty())
-      throw NotImplementedError("cannot save '" + var->label() + "': " + node->describe() +
-                                " is pinned to context '" + out->type.context +
-                                "' (saving graphs with contexts comes with the contexts work)");
-    r.outputs.push_back(Var(out));
+    r.outputs.push_back(Var(node->output(i)));  // its type carries its context (Var::context)
   }
   r.index = var->index;
   return r;
@@ -62,6 +59,7 @@ std::optional<NodeRecord> node_record(const Var& v) {
 std::vector<Var> rebuild_node(const std::string& kind_name,
                               const std::vector<std::pair<std::string, std::string>>& props,
                               const std::vector<Var>& inputs, const std::vector<OutputRecord>& outputs) {
+  autodiff::register_op_factories();
   const std::optional<graph::OpKind> kind = graph::kind_from_name(kind_name);
   if (!kind) throw ValueError("rebuild_node: unknown op kind '" + kind_name + "'");
   const std::shared_ptr<const graph::Op> op = ops::make_op(*kind, props);
@@ -86,6 +84,7 @@ std::vector<Var> rebuild_node(const std::string& kind_name,
     for (const int64_t d : o.shape)
       if (d < -1) throw ValueError(what + ": output '" + o.name + "' has a size " + std::to_string(d));
     t.dims = o.shape;
+    t.context = o.context;
     types.push_back(std::move(t));
   }
   if (const std::optional<DType> fixed = fixed_out_dtype(*op); fixed && *fixed != types[0].dtype)

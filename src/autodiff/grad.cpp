@@ -6,6 +6,7 @@
 #include "autodiff/grad_ops.hpp"
 #include "graph/function_graph.hpp"
 #include "ops/elemwise.hpp"
+#include "ops/make_op.hpp"
 #include "ops/shape.hpp"
 #include "ops/sum_to.hpp"
 
@@ -37,6 +38,27 @@ std::string number_text(double v) {
   return s.str();
 }
 }  // namespace
+
+void register_op_factories() {
+  static const bool registered = [] {
+    using OpPtr = std::shared_ptr<const graph::Op>;
+    ops::register_op_factory(graph::OpKind::ZeroGrad,
+                             [](ops::PropReader&) -> OpPtr { return std::make_shared<const GradientBlock>(true); });
+    ops::register_op_factory(graph::OpKind::DisconnectedGrad,
+                             [](ops::PropReader&) -> OpPtr { return std::make_shared<const GradientBlock>(false); });
+    ops::register_op_factory(graph::OpKind::GradClip, [](ops::PropReader& p) -> OpPtr {
+      const double lower = p.number("lower"), upper = p.number("upper");
+      if (!(lower <= upper))
+        throw ValueError("make_op(GradClip): lower " + number_text(lower) + " is above upper " + number_text(upper));
+      return std::make_shared<const GradientTransform>(graph::OpKind::GradClip, lower, upper);
+    });
+    ops::register_op_factory(graph::OpKind::GradScale, [](ops::PropReader& p) -> OpPtr {
+      return std::make_shared<const GradientTransform>(graph::OpKind::GradScale, p.number("multiplier"), 0.0);
+    });
+    return true;
+  }();
+  (void)registered;
+}
 
 graph::OpProps GradientTransform::props() const {
   if (kind_ == graph::OpKind::GradClip) return {{"lower", number_text(a_)}, {"upper", number_text(b_)}};

@@ -49,4 +49,9 @@ class GradientTransform final : public graph::Op {
   double a_, b_;
 };
 
+/// Registers the gradient ops' factories with make_op (ops sits below autodiff), so that
+/// serialization rebuilds them from their props. Idempotent; the api layer calls it before it
+/// records or rebuilds nodes.
+void register_op_factories();
+
 }  // namespace theon::autodiff

@@ -4,13 +4,42 @@
 #include "ops/elemwise.hpp"
 #include "ops/reduce.hpp"
 
+#include <map>
+#include <mutex>
+
 namespace theon::ops {
 
-// GradientBlock belongs to autodiff, a layer above ops: its factory cannot live beside it.
-THEON_NOT_REBUILDABLE(ZeroGrad, "GradientBlock belongs to autodiff, a layer above ops")
-THEON_NOT_REBUILDABLE(DisconnectedGrad, "GradientBlock belongs to autodiff, a layer above ops")
-THEON_NOT_REBUILDABLE(GradClip, "GradientTransform belongs to autodiff, a layer above ops")
-THEON_NOT_REBUILDABLE(GradScale, "GradientTransform belongs to autodiff, a layer above ops")
+namespace {
+
+std::mutex factories_mutex;
+std::map<graph::OpKind, OpFactory>& upper_factories() {
+  static std::map<graph::OpKind, OpFactory> factories;
+  return factories;
+}
+
+}  // namespace
+
+void register_op_factory(graph::OpKind kind, OpFactory factory) {
+  std::lock_guard<std::mutex> lock(factories_mutex);
+  upper_factories()[kind] = factory;
+}
+
+std::shared_ptr<const graph::Op> upper_layer_op(graph::OpKind kind, PropReader& props, const char* why) {
+  OpFactory factory = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(factories_mutex);
+    if (auto it = upper_factories().find(kind); it != upper_factories().end()) factory = it->second;
+  }
+  if (!factory) props.not_rebuildable(why);
+  return factory(props);
+}
+
+// The gradient ops belong to autodiff, a layer above ops: their factories are registered
+// from there (autodiff::register_op_factories()).
+THEON_UPPER_LAYER_FACTORY(ZeroGrad, "GradientBlock belongs to autodiff; call autodiff::register_op_factories()")
+THEON_UPPER_LAYER_FACTORY(DisconnectedGrad, "GradientBlock belongs to autodiff; call autodiff::register_op_factories()")
+THEON_UPPER_LAYER_FACTORY(GradClip, "GradientTransform belongs to autodiff; call autodiff::register_op_factories()")
+THEON_UPPER_LAYER_FACTORY(GradScale, "GradientTransform belongs to autodiff; call autodiff::register_op_factories()")
 
 std::shared_ptr<const graph::Op> make_op(graph::OpKind kind, const graph::OpProps& props) {
   PropReader p(kind, props);

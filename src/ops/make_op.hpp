@@ -150,6 +150,17 @@ std::shared_ptr<const graph::Op> op_from_props(PropReader& props);
   std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Kind>(PropReader & props) { \
     props.not_rebuildable(why);                                                             \
   }
+/// A factory registered by a layer above ops for a kind whose op class lives there (the
+/// gradient ops of autodiff): such a kind's factory here (THEON_UPPER_LAYER_FACTORY) calls it,
+/// or throws NotImplementedError saying `why` while none is registered.
+using OpFactory = std::shared_ptr<const graph::Op> (*)(PropReader& props);
+void register_op_factory(graph::OpKind kind, OpFactory factory);
+std::shared_ptr<const graph::Op> upper_layer_op(graph::OpKind kind, PropReader& props, const char* why);
+#define THEON_UPPER_LAYER_FACTORY(Kind, why)                                                \
+  template <>                                                                               \
+  std::shared_ptr<const graph::Op> op_from_props<graph::OpKind::Kind>(PropReader & props) { \
+    return upper_layer_op(graph::OpKind::Kind, props, why);                                 \
+  }
 /// Defines the factory of a kind whose op class takes no parameters.
 #define THEON_PROPLESS_FACTORY(Kind, Class)                                        \
   template <>                                                                      \

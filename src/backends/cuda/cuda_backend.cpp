@@ -78,6 +78,11 @@ cudaStream_t stream_for(const ExecContext& where, int device) {
     throw InternalError("a CUDA kernel for arrays on cuda" + std::to_string(device) + " was given " +
                         (where.stream.handle ? "a stream of " + where.stream.device.str() : std::string("no stream")) +
                         " (context '" + where.context.name + "')");
+  // The device becomes current (as the stream lookup by device used to make it): launches,
+  // cuBLAS/cuDNN calls and allocations of the kernel then work on the stream's device also on
+  // a worker thread whose current device is another (a multi-context call's lanes).
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != device) THEON_CUDA_CHECK(cudaSetDevice(device));
   return static_cast<cudaStream_t>(where.stream.handle);
 }
 

@@ -50,7 +50,7 @@ class CudaKernel : public Kernel {
 int device_of(const std::vector<Array>& inputs, const std::vector<Array>& outputs);
 /// The stream a kernel issues its work on: `where.stream`, which must be a CUDA stream of
 /// `device` (InternalError otherwise: the executor bound the thunk to another device's
-/// context, or bound none).
+/// context, or bound none). Makes `device` the calling thread's current device.
 cudaStream_t stream_for(const ExecContext& where, int device);
 
 /// Looks up a loaded kernel by `signature` (the family's own key: op, dtypes, rank, layout)

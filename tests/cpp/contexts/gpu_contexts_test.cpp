@@ -138,6 +138,34 @@ void expect_one_wait_per_device(const std::string& map, const std::vector<Device
   config().print_active_device = saved_print;
 }
 
+// Two cpu contexts make the call run its lanes on worker threads, the GPU contexts' lanes
+// too (they enqueue): each lane's kernels must work on their device from a thread whose current
+// device is whatever it was, and read the cpu contexts' values after they were written.
+TEST(ContextGpu, GpuContextsBesideTwoCpuContextsRunOnWorkerLanes) {
+  if (!have_gpus(2)) GTEST_SKIP() << "needs two CUDA devices";
+  ContextsFlag flag("c0->cpu;c1->cpu;g0->cuda0;g1->cuda1");
+  const bool saved_print = config().print_active_device;
+  config().print_active_device = false;
+  const Array a = Array::randn({32, 32}, 50), b = Array::randn({32, 32}, 51);
+  SharedVar ca = shared(a, "ca", {.target = "c0"}), cb = shared(b, "cb", {.target = "c1"});
+  SharedVar ga = shared(a, "ga", {.target = "g1"}), gb = shared(b, "gb", {.target = "g0"});
+  Var on_c0 = tensor::dot(ca, ca) + 1.0f;                        // c0
+  Var on_c1 = tensor::tanh(tensor::dot(cb, cb));                 // c1
+  Var on_g1 = tensor::dot(ga, transfer(on_c0, "g1"));            // g1 (cuda1), after c0
+  Var on_g0 = tensor::dot(gb, transfer(on_c1, "g0")) * 2.0f;     // g0 (cuda0), after c1
+  Var joined = transfer(on_g1, "c1") + transfer(on_g0, "c1");    // c1, after both GPUs
+  Function f = function({}, {joined, on_g1});
+  std::vector<Array> out;
+  for (int call = 0; call < 3; ++call) out = f({});
+  const auto program = f.impl()->program_for({}).program;
+  EXPECT_EQ(program->cpu_contexts, 2) << f.explain();
+  // The same values computed on the host alone.
+  Function ref = function({}, {tensor::dot(constant(a), tensor::dot(constant(a), constant(a)) + 1.0f) +
+                                   tensor::dot(constant(b), tensor::tanh(tensor::dot(constant(b), constant(b)))) * 2.0f});
+  EXPECT_TRUE(allclose(out[0], ref({})[0], 1e-3, 1e-3)) << f.explain();
+  config().print_active_device = saved_print;
+}
+
 TEST(ContextGpu, TwoGpusEnqueueBothContextsBeforeTheHostWaitsOncePerDevice) {
   if (!have_gpus(2)) GTEST_SKIP() << "needs two CUDA devices";
   expect_one_wait_per_device("dev0->cuda0;dev1->cuda1", {Device::cuda(0), Device::cuda(1)});

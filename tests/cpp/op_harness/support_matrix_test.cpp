@@ -493,6 +493,7 @@ const Matrix& matrix() {
 // ---- checks --------------------------------------------------------------------------------
 
 std::vector<std::string> check(const Matrix& m) {
+  autodiff::register_op_factories();  // the gradient ops are rebuilt through make_op as well
   std::vector<std::string> problems;
   auto fail = [&](const KindRow& row, const std::string& what) {
     problems.push_back(std::string(row.info.name) + ": " + what);
