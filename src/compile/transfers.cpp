@@ -43,13 +43,14 @@ int insert_transfers(graph::FunctionGraph& fgraph, Placement& placement, const H
       const runtime::Context* from = written_in(*in, placement);
       runtime::Context to;
       std::string why;
-      const std::string what = "input " + in->label() + " of " + node->op().display();
+      // Made only for an input that crosses (a fused node's display is long to make).
+      auto what = [&] { return "input " + in->label() + " of " + node->op().display(); };
       if (wanted != lives) {
         to = wanted == where.device ? where.runs_in : runtime::Context{wanted.str(), wanted};
-        why = what + " lives on " + (from ? context_text(*from) : lives.str());
+        why = what() + " lives on " + (from ? context_text(*from) : lives.str());
       } else if (from && wanted == where.device && from->name != where.runs_in.name && !keeps_on_host(*node)) {
         to = where.runs_in;
-        why = "handover: " + what + " is written in " + from->name + ", read in " + where.runs_in.name +
+        why = "handover: " + what() + " is written in " + from->name + ", read in " + where.runs_in.name +
               " (one device: no copy, ordered)";
       } else {
         continue;

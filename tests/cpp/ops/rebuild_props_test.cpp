@@ -34,9 +34,10 @@ TEST(RebuildProps, RebuildsTheKindsWhosePrintedPropsLeaveSomethingOut) {
     EXPECT_TRUE(again->equals(*op)) << op->display();
     EXPECT_EQ(ops::rebuild_props(*again), ops::rebuild_props(*op)) << op->display();
   }
-  const auto& d = graph::op_as<ops::DimShuffle>(*ops::make_op(OpKind::DimShuffle, ops::rebuild_props(*ops[4])));
-  EXPECT_EQ(d.input_ndim(), 3);
-  const auto& e = graph::op_as<ops::Elemwise>(*ops::make_op(OpKind::Elemwise, ops::rebuild_props(*ops[2])));
+  const OpPtr d_op = ops::make_op(OpKind::DimShuffle, ops::rebuild_props(*ops[4]));  // held: op_as refers into it
+  EXPECT_EQ(graph::op_as<ops::DimShuffle>(*d_op).input_ndim(), 3);
+  const OpPtr e_op = ops::make_op(OpKind::Elemwise, ops::rebuild_props(*ops[2]));
+  const auto& e = graph::op_as<ops::Elemwise>(*e_op);
   EXPECT_EQ(e.out_dtype(), DType::Int64);
   EXPECT_EQ(e.inplace(), 1);
 }
